@@ -1,0 +1,27 @@
+# `make demo`: the EAR x XNLI smoke sweep on the embedded default (local Ray, SQLite
+# MLflow, tiny model, synthetic data). `make test`: the test suite. Both create .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.installed
+
+.PHONY: demo test install clean
+
+install: $(INSTALLED)
+
+$(INSTALLED): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# The CPU build; a bare `torch` requirement would pull a multi-GB CUDA build.
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(INSTALLED)
+
+demo: $(INSTALLED)
+	$(PY) sweeps/ear_xnli.py --preset smoke
+
+test: $(INSTALLED)
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) .cache ray_results mlflow.db mlartifacts

@@ -1,0 +1,95 @@
+"""The command line every sweep script shares: preset, data, tracking, cluster, overrides."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from sweeps import spaces
+from sweeps.presets import PRESETS, SweepSpec
+from xlt_core.config import METHOD_HYPERPARAMETERS, coerce_setting, parse_assignments
+from xlt_core.errors import ConfigError, DataError
+
+AXES = {name for names in METHOD_HYPERPARAMETERS.values() for name in names}
+# Settings that belong to the sweep, not to a trial.
+SWEEP_SETTINGS = ("seeds", "cpus_per_trial")
+# Trial settings that hold paths: made absolute, since Ray runs trials in their own directories.
+PATH_SETTINGS = ("data_dir", "cache_dir", "synonyms", "save_model_dir")
+
+
+def build_parser(script: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=f"python sweeps/{script}.py", description=f"Run the {script} sweep on Ray Tune, tracked in MLflow.")
+    parser.add_argument("--preset", choices=("smoke", "paper"), default="smoke", help="smoke: tiny model, offline, minutes on a laptop; paper: mBERT, hub data, 5 seeds")
+    parser.add_argument("--data-dir", help="a local XTREME-layout data directory (e.g. ../shared/data) instead of the preset's data")
+    parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
+    parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
+    parser.add_argument("--strategy", choices=("grid",), default="grid", help="grid: every configuration with every seed, plus the baseline")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting; a method hyperparameter (alpha, beta, layer, m) replaces that axis of the grid; seeds=0,1,2 sets the seeds (repeatable)")
+    return parser
+
+
+def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
+    """Apply `--set` values: hyperparameters fix their grid axis, sweep settings change the
+    sweep, anything else changes every trial. Values are validated with the trials."""
+    for key, value in assignments.items():
+        if key == "method":
+            raise ConfigError("method", value, f"fixed by the sweep script (this sweep runs {', '.join(sorted({p['method'] for p in spec.points}))})")
+        if key == "seed":
+            raise ConfigError("seed", value, "set the sweep's seeds with seeds=0,1,2")
+        if key == "seeds":
+            spec.seeds = _parse_seeds(value)
+        elif key == "cpus_per_trial":
+            spec.cpus_per_trial = _positive_number(key, value)
+        elif key in AXES:
+            spec.points = spaces.override_axis(spec.points, key, coerce_setting(key, value))
+        else:
+            spec.base[key] = coerce_setting(key, value)
+    return spec
+
+
+def resolve_paths(spec: SweepSpec) -> SweepSpec:
+    for key in PATH_SETTINGS:
+        if spec.base.get(key) not in (None, "", "none"):
+            spec.base[key] = str(Path(spec.base[key]).expanduser().resolve())
+    spec.base.setdefault("cache_dir", str(Path(".cache/xlt").resolve()))
+    return spec
+
+
+def main(script: str, argv: list[str] | None = None) -> int:
+    from sweeps.runner import SweepOptions, check_sweep, run_sweep
+    from sweeps.tracking import resolve_tracking_uri
+
+    args = build_parser(script).parse_args(argv)
+    try:
+        if args.data_dir and not Path(args.data_dir).is_dir():
+            raise ConfigError("--data-dir", args.data_dir, "an existing directory in the XTREME layout (e.g. xnli/train-en.tsv)")
+        spec = PRESETS[script](args.preset, args.data_dir)
+        spec.strategy = args.strategy
+        spec = resolve_paths(apply_overrides(spec, parse_assignments(args.set)))
+        check_sweep(spec)
+    except (ConfigError, DataError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    failed = run_sweep(spec, SweepOptions(tracking_uri=resolve_tracking_uri(args.tracking_uri), address=args.address))
+    return 1 if failed else 0
+
+
+def _parse_seeds(value: str) -> list[int]:
+    try:
+        seeds = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError("seeds", value, "comma-separated non-negative integers, e.g. seeds=0,1,2") from None
+    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
+        raise ConfigError("seeds", value, "distinct non-negative integers, e.g. seeds=0,1,2")
+    return seeds
+
+
+def _positive_number(key: str, value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if number <= 0:
+        raise ConfigError(key, value, "a number > 0")
+    return number

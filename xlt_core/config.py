@@ -1,0 +1,227 @@
+"""The validated configuration of one trial.
+
+Ray hands a trial a plain dict; `TrialConfig.from_dict` turns it into a frozen, checked
+object, refusing every bad value with a message that names the field, the value and what
+is allowed. `check_resources` then checks what needs the file system (data files,
+languages, the model's depth) — still before any training starts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from xlt_core.errors import ConfigError
+
+TASKS = ("xnli",)
+METHODS = ("finetune", "ear")
+DATA_SOURCES = ("synthetic", "local", "hub")
+TINY_MODEL = "tiny"
+
+# The hyperparameters each method has (what its sweeps vary besides the seed).
+METHOD_HYPERPARAMETERS = {"finetune": (), "ear": ("alpha", "beta", "layer", "m")}
+
+# Settings that describe the model's training, not the method: seeds of the same
+# configuration share everything but `seed`.
+NON_HYPERPARAMETERS = ("seed",)
+
+
+@dataclass(frozen=True)
+class TrialConfig:
+    """Everything one trial (train + evaluate) needs. Defaults are the offline smoke values."""
+
+    task: str = "xnli"
+    method: str = "finetune"
+    # "tiny" builds a small BERT and trains a WordPiece tokenizer on the training text;
+    # anything else is a hub id or a local directory for `from_pretrained`.
+    model: str = TINY_MODEL
+    data_source: str = "synthetic"
+    data_dir: str | None = None
+    source_lang: str = "en"
+    target_langs: tuple[str, ...] = ("es", "de", "ru")
+    # Neighbour table (JSON word -> [neighbours]) for synonym copies; None means the
+    # synthetic data's own table, or <data_dir>/synonyms/counterfitted_neighbors.json.
+    synonyms: str | None = None
+
+    # EAR (Ding et al. 2022): loss = CE(x) + CE(x^a) + alpha*EPT + beta*APT.
+    alpha: float = 1.0
+    beta: float = 0.1
+    layer: int = 6  # 1-based, as in the paper ("layer 6" = attentions[5])
+    m: int = 1  # synonym copies per training example, each paired with its original
+
+    seed: int = 0
+    learning_rate: float = 2e-5
+    batch_size: int = 32
+    epochs: float = 2.0
+    max_seq_length: int = 128
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    evals_per_epoch: int = 1
+    max_train_examples: int | None = None
+    max_eval_examples: int | None = None
+
+    # Only for model == "tiny".
+    tiny_hidden_size: int = 64
+    tiny_layers: int = 6
+    tiny_heads: int = 4
+    tiny_vocab_size: int = 2000
+
+    cache_dir: str = ".cache/xlt"
+    save_model_dir: str | None = None
+
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> "TrialConfig":
+        """Build and validate a config; unknown keys and bad values raise ConfigError."""
+        known = {f.name for f in dataclasses.fields(cls) if f.name != "extra"}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(unknown[0], values[unknown[0]], f"unknown setting; known settings: {', '.join(sorted(known))}")
+        coerced = {name: coerce_setting(name, value) for name, value in values.items()}
+        config = cls(**coerced)
+        config.validate()
+        return config
+
+    def to_dict(self) -> dict[str, Any]:
+        values = dataclasses.asdict(self)
+        values.pop("extra")
+        values["target_langs"] = list(self.target_langs)
+        return values
+
+    def hyperparameters(self) -> dict[str, Any]:
+        """The method's hyperparameters (what a sweep varies besides the seed)."""
+        return {"method": self.method, **{name: getattr(self, name) for name in METHOD_HYPERPARAMETERS[self.method]}}
+
+    def config_key(self) -> str:
+        """A hash of every setting except the seed: runs that differ only by seed share it."""
+        values = {k: v for k, v in self.to_dict().items() if k not in NON_HYPERPARAMETERS}
+        return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
+
+    def config_label(self) -> str:
+        """A short readable name for reports, e.g. `ear alpha=1 beta=0.1 layer=6 m=1`."""
+        params = self.hyperparameters()
+        method = params.pop("method")
+        return " ".join([method] + [f"{k}={_short(v)}" for k, v in params.items()])
+
+    @property
+    def uses_synonyms(self) -> bool:
+        return self.method == "ear"
+
+    def validate(self) -> None:
+        """Check every value on its own (no file system access)."""
+        _one_of("task", self.task, TASKS)
+        _one_of("method", self.method, METHODS)
+        _one_of("data_source", self.data_source, DATA_SOURCES)
+        if self.data_source == "local" and not self.data_dir:
+            raise ConfigError("data_dir", self.data_dir, "a directory is required when data_source='local'")
+        if not self.model:
+            raise ConfigError("model", self.model, f"'{TINY_MODEL}', a hub id or a local directory")
+        if not self.target_langs:
+            raise ConfigError("target_langs", self.target_langs, "at least one target language")
+        if self.source_lang != "en":
+            raise ConfigError("source_lang", self.source_lang, "only 'en' (the training data is English)")
+        if self.uses_synonyms and self.data_source == "hub" and not self.synonyms:
+            # The counter-fitted neighbour table is not on the hub.
+            raise ConfigError("synonyms", self.synonyms, f"a path to a JSON neighbour table such as counterfitted_neighbors.json (method={self.method} on hub data needs one)")
+        _at_least("alpha", self.alpha, 0.0)
+        _at_least("beta", self.beta, 0.0)
+        _at_least("m", self.m, 1)
+        _at_least("layer", self.layer, 1)
+        if self.model == TINY_MODEL and self.layer > self.tiny_layers:
+            raise ConfigError("layer", self.layer, f"a layer between 1 and {self.tiny_layers} (the tiny model has tiny_layers={self.tiny_layers})")
+        _at_least("seed", self.seed, 0)
+        _positive("learning_rate", self.learning_rate)
+        _at_least("batch_size", self.batch_size, 1)
+        _positive("epochs", self.epochs)
+        _at_least("max_seq_length", self.max_seq_length, 8)
+        if not 0.0 <= self.warmup_ratio < 1.0:
+            raise ConfigError("warmup_ratio", self.warmup_ratio, "a number in [0, 1)")
+        _at_least("weight_decay", self.weight_decay, 0.0)
+        _positive("max_grad_norm", self.max_grad_norm)
+        _at_least("evals_per_epoch", self.evals_per_epoch, 1)
+        for name in ("max_train_examples", "max_eval_examples"):
+            if getattr(self, name) is not None:
+                _at_least(name, getattr(self, name), 1)
+        _at_least("tiny_hidden_size", self.tiny_hidden_size, 8)
+        _at_least("tiny_layers", self.tiny_layers, 1)
+        _at_least("tiny_heads", self.tiny_heads, 1)
+        if self.tiny_hidden_size % self.tiny_heads:
+            raise ConfigError("tiny_heads", self.tiny_heads, f"a divisor of tiny_hidden_size={self.tiny_hidden_size}")
+        _at_least("tiny_vocab_size", self.tiny_vocab_size, 100)
+
+    def synonym_path(self) -> Path | None:
+        """The neighbour table to use, or None for the synthetic data's built-in table."""
+        if self.synonyms:
+            return Path(self.synonyms)
+        if self.data_source == "synthetic":
+            return None
+        return Path(self.data_dir) / "synonyms" / "counterfitted_neighbors.json"
+
+
+_INT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type in ("int", "int | None")}
+_FLOAT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "float"}
+
+
+def coerce_setting(name: str, value: Any) -> Any:
+    """A setting's value in its field's type, from what a command line or MLflow gives
+    (strings, lists); raises ConfigError naming the field when it cannot be converted."""
+    if name == "target_langs":
+        if isinstance(value, str):
+            value = [lang.strip() for lang in value.split(",") if lang.strip()]
+        return tuple(value)
+    if value is None or (isinstance(value, str) and value.lower() == "none"):
+        return None
+    if name in _INT_FIELDS:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(name, value, "an integer") from None
+        if not number.is_integer():
+            raise ConfigError(name, value, "an integer")
+        return int(number)
+    if name in _FLOAT_FIELDS:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(name, value, "a number") from None
+        if not math.isfinite(number):
+            raise ConfigError(name, value, "a finite number")
+        return number
+    return value
+
+
+def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(name, value, f"one of {', '.join(allowed)}")
+
+
+def _at_least(name: str, value: float, low: float) -> None:
+    if value < low:
+        raise ConfigError(name, value, f"a value >= {low}")
+
+
+def _positive(name: str, value: float) -> None:
+    if not value > 0:
+        raise ConfigError(name, value, "a value > 0")
+
+
+def _short(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def parse_assignments(assignments: list[str]) -> dict[str, str]:
+    """`["beta=0.1", "layer=6"]` -> {"beta": "0.1", "layer": "6"}; refuses items without `=`."""
+    parsed = {}
+    for item in assignments:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError("--set", item, "KEY=VALUE, e.g. --set beta=0.1")
+        parsed[key.strip()] = value.strip()
+    return parsed

@@ -1,0 +1,15 @@
+"""The example types that loaders produce and tasks consume."""
+
+from dataclasses import dataclass
+
+# Label ids follow facebook/xnli and nyu-mll/multi_nli on the hub.
+XNLI_LABELS = ("entailment", "neutral", "contradiction")
+
+
+@dataclass(frozen=True)
+class PairExample:
+    """A sentence-pair classification example (XNLI, PAWS-X)."""
+
+    sentence1: str
+    sentence2: str
+    label: int

@@ -1,0 +1,83 @@
+"""Synonym tables and the random synonym substitution of RS-DA and EAR.
+
+A table maps a lower-case word to its neighbours (counterfitted_neighbors.json format,
+some words with an empty list).
+"""
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+
+from xlt_core.data.examples import PairExample
+from xlt_core.errors import DataError
+
+SynonymTable = Mapping[str, Sequence[str]]
+
+
+def load_synonym_table(path) -> dict[str, list[str]]:
+    """The neighbour table in a JSON file, read once per path per process.
+
+    The returned dict is shared between callers: treat it as read-only.
+    """
+    return _load_cached(str(Path(path).resolve()))
+
+
+@cache
+def _load_cached(path: str) -> dict[str, list[str]]:
+    try:
+        with open(path, encoding="utf-8") as file:
+            table = json.load(file)
+    except OSError as error:
+        raise DataError(f"cannot read synonym table {path}: {error.strerror or error}") from error
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise DataError(f"synonym table {path} is not valid JSON: {error}") from error
+    _check_shape(table, path)
+    return table
+
+
+def _check_shape(table, path: str) -> None:
+    expected = "expected a JSON object mapping each word to a list of neighbour strings"
+    if not isinstance(table, dict):
+        raise DataError(f"synonym table {path}: {expected}, found a {type(table).__name__}")
+    for word, neighbours in table.items():
+        if not isinstance(neighbours, list) or not all(isinstance(n, str) for n in neighbours):
+            raise DataError(f"synonym table {path}: key {word!r} does not map to a list of strings; {expected}")
+
+
+def augment_sentence(sentence: str, table: SynonymTable, rng: random.Random) -> str:
+    """Replace each word that has neighbours by a uniform draw from itself and its neighbours.
+
+    As in the released RS-DA/EAR code, words are split on single spaces. A word is looked
+    up as written, then in lower case, because the tables' keys are lower-case: "The"
+    finds the neighbours of "the". A drawn neighbour is inserted as the table spells it;
+    words without neighbours are kept unchanged.
+    """
+    return " ".join(_draw_substitute(word, table, rng) for word in sentence.split(" "))
+
+
+def augment_copies(sentence: str, table: SynonymTable, m: int, rng: random.Random) -> list[str]:
+    """m independently augmented copies of a sentence."""
+    return [augment_sentence(sentence, table, rng) for _ in range(m)]
+
+
+def augment_pair(example: PairExample, table: SynonymTable, m: int, rng: random.Random) -> list[PairExample]:
+    """m copies of a sentence pair with both sentences augmented and the label kept."""
+    return [
+        PairExample(
+            augment_sentence(example.sentence1, table, rng),
+            augment_sentence(example.sentence2, table, rng),
+            example.label,
+        )
+        for _ in range(m)
+    ]
+
+
+def _draw_substitute(word: str, table: SynonymTable, rng: random.Random) -> str:
+    neighbours = table.get(word)
+    if neighbours is None:
+        neighbours = table.get(word.lower(), ())
+    if not neighbours:
+        return word
+    return rng.choice([word, *neighbours])

@@ -1,0 +1,146 @@
+"""XNLI from one of three sources: the synthetic set, a local XTREME download, or the hub.
+
+Only English has training data (MultiNLI, as in XNLI's zero-shot setting); dev and test
+exist per language.
+"""
+
+from functools import cache
+from pathlib import Path
+
+from xlt_core.data.examples import XNLI_LABELS, PairExample
+from xlt_core.data.synthetic import SYNTHETIC_LANGUAGES, synthetic_xnli
+from xlt_core.errors import ConfigError, DataError
+
+XNLI_LANGUAGES = (
+    "ar", "bg", "de", "el", "en", "es", "fr", "hi", "ru", "sw", "th", "tr", "ur", "vi", "zh",
+)
+XNLI_SOURCES = ("synthetic", "local", "hub")
+XNLI_SPLITS = ("train", "dev", "test")
+
+# MultiNLI's own files spell the third label "contradictory" (XTREME renames it); accept both.
+_LABEL_IDS = {name: label_id for label_id, name in enumerate(XNLI_LABELS)} | {"contradictory": 2}
+_HUB_SPLITS = {"dev": "validation", "test": "test"}
+_LOCAL_LAYOUT = (
+    "<data_dir>/xnli/train-en.tsv (a header line, then rows), <data_dir>/xnli/dev-<lang>.tsv "
+    "and <data_dir>/xnli/test-<lang>.tsv (no header), each row premise<TAB>hypothesis<TAB>label "
+    "with label one of entailment, neutral, contradiction"
+)
+
+
+def load_xnli(source: str, split: str, lang: str, data_dir: str | None = None) -> list[PairExample]:
+    """The XNLI examples of one split in one language; labels are ids into XNLI_LABELS.
+
+    source "local" reads the XTREME layout under data_dir; each (source, split, lang,
+    data_dir) is read once per process and the result copied to the caller.
+    """
+    _check_choice("source", source, XNLI_SOURCES)
+    _check_choice("split", split, XNLI_SPLITS)
+    if split == "train" and lang != "en":
+        raise DataError(f"XNLI has training data only in English (MultiNLI), not {lang!r}")
+    # Resolving lets equivalent spellings of one directory share a cache entry.
+    resolved_dir = str(_require_data_dir(data_dir).resolve()) if source == "local" else None
+    return list(_load_cached(source, split, lang, resolved_dir))
+
+
+def available_xnli_languages(source: str, split: str, data_dir: str | None = None) -> list[str]:
+    """The languages that a split has in a source, cheaply (local: a directory listing only).
+
+    Meant to validate requested languages before any training starts.
+    """
+    _check_choice("source", source, XNLI_SOURCES)
+    _check_choice("split", split, XNLI_SPLITS)
+    if source == "local":
+        languages = _local_languages(_require_data_dir(data_dir) / "xnli", split)
+    elif source == "hub":
+        languages = list(XNLI_LANGUAGES)
+    else:
+        languages = list(SYNTHETIC_LANGUAGES)
+    # Matches load_xnli, which refuses non-English training data whatever a directory holds.
+    return [lang for lang in languages if split != "train" or lang == "en"]
+
+
+def _check_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ConfigError(field, value, f"one of {', '.join(allowed)}")
+
+
+def _require_data_dir(data_dir: str | None) -> Path:
+    if data_dir is None:
+        raise ConfigError("data_dir", None, "a directory is required for source 'local'")
+    return Path(data_dir)
+
+
+@cache
+def _load_cached(source: str, split: str, lang: str, data_dir: str | None) -> tuple[PairExample, ...]:
+    if source == "synthetic":
+        return tuple(synthetic_xnli(split, lang))
+    if source == "local":
+        return tuple(_read_local_tsv(Path(data_dir) / "xnli" / f"{split}-{lang}.tsv"))
+    return tuple(_load_hub(split, lang))
+
+
+def _local_languages(xnli_dir: Path, split: str) -> list[str]:
+    if not xnli_dir.is_dir():
+        raise DataError(f"XNLI directory not found: {xnli_dir}; the local layout expects {_LOCAL_LAYOUT}")
+    prefix = f"{split}-"
+    return sorted(path.stem[len(prefix):] for path in xnli_dir.glob(f"{prefix}*.tsv"))
+
+
+def _read_local_tsv(path: Path) -> list[PairExample]:
+    """Rows of premise, hypothesis and label name.
+
+    Lines are split on tabs by hand: MultiNLI text holds stray quote characters that csv
+    quoting would swallow. A first line without a label name is a header and is skipped;
+    blank lines (such as a trailing one) are skipped too.
+    """
+    examples = []
+    for line_number, line in enumerate(_read_text(path).split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line:
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise DataError(
+                f"{path}:{line_number}: expected 3 tab-separated columns "
+                f"(premise, hypothesis, label), found {len(fields)}"
+            )
+        premise, hypothesis, label_name = fields[0], fields[1], fields[2].strip()
+        if label_name in _LABEL_IDS:
+            examples.append(PairExample(premise, hypothesis, _LABEL_IDS[label_name]))
+        elif line_number != 1:
+            raise DataError(
+                f"{path}:{line_number}: unknown label {label_name!r}; "
+                f"allowed: {', '.join(XNLI_LABELS)}"
+            )
+    if not examples:
+        raise DataError(f"{path}: no examples")
+    return examples
+
+
+def _read_text(path: Path) -> str:
+    # Decoding bytes ourselves keeps a stray CR inside a sentence from splitting a row;
+    # "utf-8-sig" drops a byte-order mark that would otherwise stick to the first premise.
+    if not path.is_file():
+        raise DataError(f"XNLI file not found: {path}; the local layout expects {_LOCAL_LAYOUT}")
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text ({error})") from error
+
+
+def _load_hub(split: str, lang: str) -> list[PairExample]:
+    """facebook/xnli for dev/test, nyu-mll/multi_nli for English train (parquet, no scripts)."""
+    if lang not in XNLI_LANGUAGES:
+        raise DataError(f"facebook/xnli has no language {lang!r}; available: {', '.join(XNLI_LANGUAGES)}")
+    from datasets import load_dataset  # slow to import; only the hub path needs it
+
+    if split == "train":
+        rows = load_dataset("nyu-mll/multi_nli", split="train")
+    else:
+        rows = load_dataset("facebook/xnli", lang, split=_HUB_SPLITS[split])
+    # MultiNLI marks pairs without a gold label with -1.
+    return [
+        PairExample(premise, hypothesis, int(label))
+        for premise, hypothesis, label in zip(rows["premise"], rows["hypothesis"], rows["label"], strict=True)
+        if label >= 0
+    ]

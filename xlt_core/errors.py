@@ -1,0 +1,18 @@
+"""Errors that point the user at the bad input before any expensive work starts."""
+
+
+class ConfigError(ValueError):
+    """A trial or sweep setting has a value that is not allowed.
+
+    The message names the field, the value given and what is allowed.
+    """
+
+    def __init__(self, field: str, value, allowed: str):
+        self.field = field
+        self.value = value
+        self.allowed = allowed
+        super().__init__(f"invalid setting {field}={value!r}: {allowed}")
+
+
+class DataError(ValueError):
+    """A data file or data set is missing or malformed (the message names the file and line)."""

@@ -1,0 +1,131 @@
+"""Sentence-pair classification (XNLI, PAWS-X): encoding, batching and scoring."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import torch
+from transformers import PreTrainedTokenizerBase
+
+from xlt_core.data.examples import PairExample
+
+
+@dataclass(frozen=True)
+class EncodedPairs:
+    """Token ids of sentence pairs, unpadded: each batch is padded to its own longest row."""
+
+    input_ids: list[list[int]]
+    token_type_ids: list[list[int]]
+    labels: list[int]
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+_memory_cache: dict[str, EncodedPairs] = {}
+_fingerprints: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def encode_pairs(
+    tokenizer: PreTrainedTokenizerBase,
+    examples: Sequence[PairExample],
+    max_length: int,
+    cache_dir: Path | None = None,
+) -> EncodedPairs:
+    """Tokenise once per (examples, tokenizer, max_length): kept in memory, and on disk when
+    `cache_dir` is given so that every trial on the machine reuses it."""
+    key = _cache_key(tokenizer, examples, max_length)
+    if key in _memory_cache:
+        return _memory_cache[key]
+    path = cache_dir / "encoded" / f"{key}.pt" if cache_dir else None
+    if path is not None and path.exists():
+        encoded = EncodedPairs(**torch.load(path))
+    else:
+        batch = tokenizer(
+            [e.sentence1 for e in examples],
+            [e.sentence2 for e in examples],
+            truncation=True,
+            max_length=max_length,
+            return_token_type_ids=True,
+        )
+        encoded = EncodedPairs(batch["input_ids"], batch["token_type_ids"], [e.label for e in examples])
+        if path is not None:
+            _save_atomically(encoded, path)
+    _memory_cache[key] = encoded
+    return encoded
+
+
+def pad_batch(rows: Sequence[tuple[list[int], list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
+    """Pad (input_ids, token_type_ids) rows to the longest row of this batch."""
+    width = max(len(ids) for ids, _ in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    token_type_ids = torch.zeros((len(rows), width), dtype=torch.long)
+    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, (ids, types) in enumerate(rows):
+        input_ids[i, : len(ids)] = torch.tensor(ids)
+        token_type_ids[i, : len(types)] = torch.tensor(types)
+        attention_mask[i, : len(ids)] = 1
+    return {"input_ids": input_ids, "token_type_ids": token_type_ids, "attention_mask": attention_mask}
+
+
+def rows(encoded: EncodedPairs, indices: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+    return [(encoded.input_ids[i], encoded.token_type_ids[i]) for i in indices]
+
+
+@torch.no_grad()
+def predict(model, encoded: EncodedPairs, batch_size: int, pad_id: int, device: torch.device) -> np.ndarray:
+    """Predicted label per example, in the examples' order.
+
+    Examples are batched by length so that little padding is computed."""
+    model.eval()
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded.input_ids[i]))
+    predictions = np.empty(len(encoded), dtype=np.int64)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        batch = {k: v.to(device) for k, v in pad_batch(rows(encoded, chunk), pad_id).items()}
+        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            logits = model(**batch).logits
+        predictions[chunk] = logits.argmax(dim=-1).cpu().numpy()
+    return predictions
+
+
+def score_predictions(predictions: np.ndarray, labels: Sequence[int]) -> dict:
+    """Accuracy and the per-example correctness that paired significance tests need."""
+    correct = (np.asarray(predictions) == np.asarray(labels)).astype(float)
+    return {
+        "metric": "accuracy",
+        "value": float(correct.mean()),
+        "scores": correct.tolist(),
+        "predictions": np.asarray(predictions).tolist(),
+        "labels": list(labels),
+    }
+
+
+def _cache_key(tokenizer: PreTrainedTokenizerBase, examples: Sequence[PairExample], max_length: int) -> str:
+    digest = hashlib.sha256(f"{_fingerprint(tokenizer)}|{max_length}|".encode())
+    for example in examples:
+        digest.update(f"{example.sentence1}\t{example.sentence2}\t{example.label}\n".encode())
+    return digest.hexdigest()[:24]
+
+
+def _fingerprint(tokenizer: PreTrainedTokenizerBase) -> str:
+    # Hashing the whole tokenizer definition is exact and costs one serialisation per process.
+    if tokenizer not in _fingerprints:
+        definition = tokenizer.backend_tokenizer.to_str() if tokenizer.is_fast else repr(sorted(tokenizer.get_vocab().items()))
+        _fingerprints[tokenizer] = hashlib.sha256(definition.encode()).hexdigest()
+    return _fingerprints[tokenizer]
+
+
+def _save_atomically(encoded: EncodedPairs, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, staging = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.close(handle)
+    torch.save({"input_ids": encoded.input_ids, "token_type_ids": encoded.token_type_ids, "labels": encoded.labels}, staging)
+    os.replace(staging, path)

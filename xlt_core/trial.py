@@ -1,0 +1,84 @@
+"""One trial = train on English + evaluate on every language: `run_trial(config, reporter)`."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from xlt_core.config import TrialConfig
+from xlt_core.data.loading import check_data, load_split, load_synonyms, num_labels
+from xlt_core.errors import ConfigError
+from xlt_core.models import load_model, model_depth
+from xlt_core.objectives import build_objective
+from xlt_core.reporting import Reporter
+from xlt_core.tasks.pair_classification import encode_pairs, predict, score_predictions
+from xlt_core.train import train
+
+
+@dataclass
+class TrialResult:
+    """Final metrics (`<split>/<lang>/<metric>`) and per-example scores keyed `<split>-<lang>`."""
+
+    metrics: dict[str, float]
+    example_scores: dict[str, dict] = field(repr=False)
+    best_step: int = 0
+    train_seconds: float = 0.0
+
+
+def check_resources(config: TrialConfig) -> None:
+    """Checks that need the file system (data, languages, the model's depth): cheap, and
+    run before any training so that a bad sweep fails in seconds."""
+    check_data(config)
+    depth = model_depth(config)
+    if config.method == "ear" and config.layer > depth:
+        raise ConfigError("layer", config.layer, f"a layer between 1 and {depth} ({config.model} has {depth} layers)")
+
+
+def run_trial(config: TrialConfig, reporter: Reporter) -> TrialResult:
+    check_resources(config)
+    _seed_everything(config.seed)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    cache_dir = Path(config.cache_dir)
+
+    train_examples = load_split(config, "train", config.source_lang)
+    texts = [text for example in train_examples for text in (example.sentence1, example.sentence2)]
+    model, tokenizer = load_model(config, num_labels(config), texts)
+    pad_id = tokenizer.pad_token_id
+
+    def encode(examples, persist=False):
+        return encode_pairs(tokenizer, examples, config.max_seq_length, cache_dir if persist else None)
+
+    eval_sets = {
+        (split, lang): encode(load_split(config, split, lang), persist=True)
+        for split, langs in (("dev", [config.source_lang]), ("test", [config.source_lang, *config.target_langs]))
+        for lang in langs
+    }
+    dev = eval_sets[("dev", config.source_lang)]
+
+    def dev_accuracy() -> float:
+        return score_predictions(predict(model, dev, 2 * config.batch_size, pad_id, device), dev.labels)["value"]
+
+    objective = build_objective(config, pad_id, load_synonyms(config))
+    # The plain English training set is shared by every trial; synonym copies are drawn per seed.
+    training_set = objective.training_set(train_examples, lambda ex: encode(ex, persist=ex is train_examples), config.seed)
+    outcome = train(model, objective, training_set, config, dev_accuracy, reporter, device)
+
+    metrics, scores = {}, {}
+    for (split, lang), encoded in eval_sets.items():
+        scored = score_predictions(predict(model, encoded, 2 * config.batch_size, pad_id, device), encoded.labels)
+        metrics[f"{split}/{lang}/accuracy"] = scored.pop("value")
+        scores[f"{split}-{lang}"] = {"split": split, "lang": lang, **scored}
+    if config.save_model_dir:
+        model.save_pretrained(config.save_model_dir)
+        tokenizer.save_pretrained(config.save_model_dir)
+    return TrialResult(metrics, scores, outcome.best_step, outcome.seconds)
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
