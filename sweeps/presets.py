@@ -24,6 +24,9 @@ class SweepSpec:
     cpus_per_trial: float = 1.0
     preset: str = "smoke"
     strategy: str = "grid"
+    # The paper's test for this task, read by the report: ttest (paired t-test on per-example
+    # scores averaged over seeds), permutation (NER), bootstrap (robust training).
+    significance_test: str = "ttest"
     extra_tags: dict = field(default_factory=dict)
 
 
