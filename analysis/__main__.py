@@ -38,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
                              f"(default {DEFAULT_CORRECTION})")
     report.add_argument("--baseline", default=DEFAULT_BASELINE_METHOD,
                         help=f"baseline method (default {DEFAULT_BASELINE_METHOD})")
+    report.add_argument("--metric", help="selection metric on a dev split (default: "
+                        "dev/en/accuracy, else the sweep's dev/en metric)")
     report.add_argument("--model-name", help="registered model name (default: the experiment)")
     report.add_argument("--no-register", action="store_true",
                         help="do not register the selected model")
@@ -51,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
         report = report_sweep(args.tracking_uri, args.experiment, args.parent_run, args.out,
                               reference=args.reference, significance_test=args.test,
                               correction=args.correction, baseline_method=args.baseline,
-                              register=not args.no_register, model_name=args.model_name)
+                              register=not args.no_register, model_name=args.model_name,
+                              selection_metric=args.metric)
     except (ValueError, MlflowException) as error:
         print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
         return USAGE_ERROR

@@ -26,7 +26,8 @@ from analysis.registry import CHAMPION_ALIAS, Registration, best_seed_run, regis
 from analysis.select import (CONFIG_COLUMNS, DEFAULT_BASELINE_METHOD, DEFAULT_CORRECTION,
                              METHOD_AXES, SIGNIFICANCE_LEVEL, TEST_SPLIT, Selection,
                              _param_value, aggregate_over_seeds, baseline_config_key,
-                             compare_to_baseline, resolve_config, select_best,
+                             compare_to_baseline, default_selection_metric, resolve_config,
+                             select_best,
                              significance_marks)
 from analysis.stats import CONFIDENCE_LEVEL, DEFAULT_TEST, SIGNIFICANCE_TESTS
 from analysis.tables import Table, markdown_table, to_latex, to_markdown
@@ -337,7 +338,7 @@ def report_sweep(tracking_uri: str, experiment: str, parent_run_id: str | None =
                  out_dir: str | None = None, reference: str | None = None,
                  significance_test: str | None = None, correction: str = DEFAULT_CORRECTION,
                  baseline_method: str = DEFAULT_BASELINE_METHOD, register: bool = True,
-                 model_name: str | None = None,
+                 model_name: str | None = None, selection_metric: str | None = None,
                  paper_results: str | Path = PAPER_RESULTS) -> SweepReport:
     """Write the report of a sweep and log it to its parent run; register the selected model.
 
@@ -348,6 +349,7 @@ def report_sweep(tracking_uri: str, experiment: str, parent_run_id: str | None =
     ``significance_test`` overrides the parent run's param. With ``register`` the best
     seed of the selected configuration is registered as ``models:/<model_name>@champion``
     (``model_name`` defaults to the experiment name) when its run logged a model.
+    ``selection_metric`` defaults to dev/en/accuracy, else the sweep's English-dev metric.
     """
     # One progress bar per downloaded score file would bury the summary.
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -356,7 +358,8 @@ def report_sweep(tracking_uri: str, experiment: str, parent_run_id: str | None =
     run_id = parent.info.run_id
     test = _significance_test(parent, significance_test)
     trials = collect_trials(client, run_id)
-    selection = select_best(trials, baseline_method=baseline_method)
+    selection = select_best(trials, selection_metric or default_selection_metric(trials),
+                            baseline_method)
     baseline_key = baseline_config_key(trials, baseline_method)
     reference_key = resolve_config(trials, reference) if reference else None
     reference_label = trials.loc[trials["config_key"] == reference_key, "config_label"].iloc[0] \

@@ -64,6 +64,22 @@ def _param_value(text: str):
     return text
 
 
+# Preference among the source-language dev metrics when the caller names none.
+_SELECTION_PREFERENCE = ("accuracy", "f1", "exact_match", "mrr")
+
+
+def default_selection_metric(trials: pd.DataFrame, source_lang: str = "en") -> str:
+    """``dev/en/accuracy`` when logged, else the sweep's other English-dev metric (NER's
+    f1, QA's f1 before exact_match, retrieval's mrr)."""
+    logged = {key[2] for key in map(parse_metric_key, metric_columns(trials))
+              if key[:2] == ("dev", source_lang)}
+    for metric in (*_SELECTION_PREFERENCE, *sorted(logged)):
+        if metric in logged:
+            return f"dev/{source_lang}/{metric}"
+    raise AnalysisError(f"no finished trial logged a dev/{source_lang}/<metric> to select on; "
+                        f"logged metrics: {', '.join(metric_columns(trials)) or '(none)'}")
+
+
 def _validate_selection_metric(trials: pd.DataFrame, metric: str) -> tuple[str, str, str]:
     key = parse_metric_key(metric)
     if key is None:
