@@ -54,19 +54,21 @@ def plot_transfer_heatmap(differences: pd.DataFrame, path: Path, title: str) -> 
     for (first, second), value in zip(pairs, differences["difference"]):
         grid[firsts.index(first), seconds.index(second)] = 100 * value
     limit = max(np.nanmax(np.abs(grid)), 1e-9)
-    figure, axes = plt.subplots(figsize=(1.0 + 0.6 * len(seconds), 1.0 + 0.55 * len(firsts)))
+    figure, axes = plt.subplots(figsize=(max(5.0, 2.5 + 0.6 * len(seconds)),
+                                         max(4.0, 1.8 + 0.5 * len(firsts))))
     image = axes.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit)
     for row in range(len(firsts)):
         for column in range(len(seconds)):
             if not np.isnan(grid[row, column]):
-                axes.text(column, row, f"{grid[row, column]:+.1f}", ha="center", va="center",
-                          fontsize=7)
+                value = grid[row, column]
+                axes.text(column, row, f"{value:+.1f}", ha="center", va="center", fontsize=8,
+                          color="white" if abs(value) > 0.6 * limit else "black")
     axes.set_xticks(range(len(seconds)), seconds)
     axes.set_yticks(range(len(firsts)), firsts)
     axes.set_xlabel("second sentence language")
     axes.set_ylabel("first sentence language")
-    axes.set_title(title, fontsize=10)
-    figure.colorbar(image, ax=axes, label="difference (points)")
+    axes.set_title(title, fontsize=9, wrap=True)
+    figure.colorbar(image, ax=axes, label="difference (points)", shrink=0.8)
     return _save(figure, path)
 
 

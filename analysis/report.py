@@ -202,11 +202,17 @@ def paper_style_tables(trials: pd.DataFrame, marks: pd.DataFrame, baseline_key: 
 
 def _pair_differences(trials: pd.DataFrame, system_key: str, baseline_key: str,
                       metric: str) -> pd.DataFrame:
-    """Mean-over-seeds difference system - baseline per generalized test pair."""
+    """Mean-over-seeds difference system - baseline per generalized test pair; a missing
+    diagonal pair (es-es) is the ordinary evaluation of that language (test/es)."""
     pairs = split_languages(trials, TEST_SPLIT, pairs=True)
+    if not pairs:
+        return pd.DataFrame(columns=["lang", "difference"])
     scores = aggregate_over_seeds(tidy_metrics(trials))
-    scores = scores[(scores["split"] == TEST_SPLIT) & (scores["metric"] == metric)
-                    & scores["lang"].isin(pairs)]
+    scores = scores[(scores["split"] == TEST_SPLIT) & (scores["metric"] == metric)]
+    languages = {lang for pair in pairs for lang in pair.split("-", 1)}
+    diagonal = {lang: f"{lang}-{lang}" for lang in languages if f"{lang}-{lang}" not in pairs}
+    scores = scores.assign(lang=scores["lang"].replace(diagonal))
+    scores = scores[scores["lang"].isin([*pairs, *diagonal.values()])]
     system = scores[scores["config_key"] == system_key].set_index("lang")["mean"]
     baseline = scores[scores["config_key"] == baseline_key].set_index("lang")["mean"]
     difference = (system - baseline).dropna()
@@ -238,7 +244,7 @@ def make_plots(out: Path, trials: pd.DataFrame, selection: Selection,
     differences = _pair_differences(trials, selection.config_key, baseline_key, metric)
     if not differences.empty:
         paths.append(plot_transfer_heatmap(differences, out / HEATMAP_PLOT,
-                                           f"{selection.config_label} - baseline, test {metric}"))
+                                           f"{selection.config_label}\nminus baseline, test {metric}"))
     points, varied = _response_points(trials, selection.metric)
     if varied:
         baseline_values = trials.loc[trials["config_key"] == baseline_key, selection.metric]
