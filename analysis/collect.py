@@ -5,7 +5,6 @@ downstream works on the pandas/numpy objects returned here.
 """
 
 import json
-import os
 import re
 import tempfile
 from pathlib import Path
@@ -68,10 +67,15 @@ def hyperparameter_columns(trials: pd.DataFrame) -> list[str]:
     return [c for c in trials.columns if c not in IDENTITY_COLUMNS and c not in metrics]
 
 
-def split_languages(trials: pd.DataFrame, split: str) -> list[str]:
-    """Languages with a metric on ``split``: the source language first, then alphabetical."""
+def split_languages(trials: pd.DataFrame, split: str, pairs: bool = False) -> list[str]:
+    """Languages with a metric on ``split``: the source language first, then alphabetical.
+
+    Single languages by default; with ``pairs`` only the generalized-evaluation pairs
+    (``en-es``: first sentence in English, second in Spanish).
+    """
     keys = (parse_metric_key(column) for column in metric_columns(trials))
-    languages = {lang for key_split, lang, _ in keys if key_split == split}
+    languages = {lang for key_split, lang, _ in keys
+                 if key_split == split and is_language_pair(lang) == pairs}
     return sorted(languages, key=lambda lang: (lang != SOURCE_LANGUAGE, lang))
 
 
@@ -170,6 +174,13 @@ def collect_trials(client: MlflowClient, parent_run_id: str) -> pd.DataFrame:
     return trials.sort_values(["config_label", "seed", "run_id"], ignore_index=True)
 
 
+def metric_splits(trials: pd.DataFrame) -> list[str]:
+    """Evaluation splits with a logged metric: dev, test, then others (e.g. mixed) alphabetically."""
+    order = {"dev": 0, "test": 1}
+    splits = {parse_metric_key(column)[0] for column in metric_columns(trials)}
+    return sorted(splits, key=lambda split: (order.get(split, 2), split))
+
+
 def tidy_metrics(trials: pd.DataFrame) -> pd.DataFrame:
     """Long form of the evaluation metrics: one row per (run, split, lang, metric)."""
     long = trials.melt(id_vars=list(IDENTITY_COLUMNS), value_vars=metric_columns(trials),
@@ -180,31 +191,84 @@ def tidy_metrics(trials: pd.DataFrame) -> pd.DataFrame:
     return long[list(TIDY_COLUMNS)].reset_index(drop=True)
 
 
-def _read_scores(client: MlflowClient, run_id: str, artifact: str, download_dir: str) -> list:
-    run_dir = os.path.join(download_dir, run_id)  # same file name in every run
-    os.makedirs(run_dir)
-    try:
-        local_path = client.download_artifacts(run_id, artifact, dst_path=run_dir)
-    except (MlflowException, OSError) as error:
-        raise AnalysisError(f"run {run_id} has no artifact {artifact}") from error
-    with open(local_path, encoding="utf-8") as handle:
-        content = json.load(handle)
-    if "scores" not in content:
-        raise AnalysisError(f"artifact {artifact} of run {run_id} has no 'scores' list")
-    return content["scores"]
+def example_artifact(split: str, lang: str) -> str:
+    """The per-example artifact of ``split``/``lang``, e.g. ``predictions/test-en-es.json``."""
+    return f"predictions/{split}-{lang}.json"
+
+
+def is_language_pair(lang: str) -> bool:
+    """True for a generalized-evaluation pair such as ``en-es`` (first sentence's language first)."""
+    return "-" in lang
+
+
+class ExampleScores:
+    """Per-example artifacts of trial runs, downloaded once each and kept in memory.
+
+    An artifact holds ``scores`` (one number per example, in the data's order) and may
+    hold ``counts`` (one list of k counts per example, e.g. NER's [tp, fp, fn]) with the
+    ``metric`` they make up (e.g. ``f1``).
+    """
+
+    def __init__(self, client: MlflowClient):
+        self.client = client
+        self._payloads: dict[tuple[str, str], dict] = {}
+
+    def payload(self, run_id: str, split: str, lang: str) -> dict:
+        artifact = example_artifact(split, lang)
+        if (run_id, artifact) not in self._payloads:
+            self._payloads[run_id, artifact] = self._download(run_id, artifact)
+        return self._payloads[run_id, artifact]
+
+    def _download(self, run_id: str, artifact: str) -> dict:
+        with tempfile.TemporaryDirectory() as download_dir:
+            try:
+                local_path = self.client.download_artifacts(run_id, artifact, dst_path=download_dir)
+            except (MlflowException, OSError) as error:
+                raise AnalysisError(f"run {run_id} has no artifact {artifact}") from error
+            with open(local_path, encoding="utf-8") as handle:
+                content = json.load(handle)
+        if "scores" not in content:
+            raise AnalysisError(f"artifact {artifact} of run {run_id} has no 'scores' list")
+        return content
+
+    def _stack(self, run_ids: list[str], split: str, lang: str, field: str) -> np.ndarray:
+        if not run_ids:
+            raise AnalysisError(f"no runs given to load {split}/{lang} {field} from")
+        values = [self.payload(run_id, split, lang)[field] for run_id in run_ids]
+        lengths = {run_id: len(run_values) for run_id, run_values in zip(run_ids, values)}
+        if len(set(lengths.values())) > 1:
+            listing = ", ".join(f"{run_id}: {length}" for run_id, length in lengths.items())
+            raise AnalysisError(f"{example_artifact(split, lang)} holds a different number of "
+                                f"examples per run ({listing}); runs can only be paired on the "
+                                "same examples")
+        try:
+            return np.asarray(values, dtype=float)
+        except ValueError as error:
+            raise AnalysisError(f"{example_artifact(split, lang)}: '{field}' must hold the same "
+                                f"number of values for every example ({error})") from error
+
+    def scores(self, run_ids: list[str], split: str, lang: str) -> np.ndarray:
+        """Per-example scores of each run, shaped (len(run_ids), n_examples)."""
+        return self._stack(run_ids, split, lang, "scores")
+
+    def counts(self, run_ids: list[str], split: str, lang: str) -> tuple[np.ndarray, str] | None:
+        """Per-example counts shaped (runs, examples, k) and their metric, or None when
+        any run's artifact has no ``counts``."""
+        payloads = [self.payload(run_id, split, lang) for run_id in run_ids]
+        if not all("counts" in payload for payload in payloads):
+            return None
+        metrics = {payload.get("metric") for payload in payloads}
+        if len(metrics) != 1:
+            raise AnalysisError(f"{example_artifact(split, lang)} declares different metrics "
+                                f"per run: {sorted(map(str, metrics))}")
+        counts = self._stack(run_ids, split, lang, "counts")
+        if counts.ndim != 3:
+            raise AnalysisError(f"{example_artifact(split, lang)}: 'counts' must be one list of "
+                                f"counts per example; got shape {counts.shape[1:]}")
+        return counts, metrics.pop()
 
 
 def load_example_scores(client: MlflowClient, run_ids: list[str], split: str,
                         lang: str) -> np.ndarray:
     """Per-example scores of each run on ``split``/``lang``, shaped (len(run_ids), n_examples)."""
-    if not run_ids:
-        raise AnalysisError(f"no runs given to load {split}/{lang} scores from")
-    artifact = f"predictions/{split}-{lang}.json"
-    with tempfile.TemporaryDirectory() as download_dir:
-        scores = [_read_scores(client, run_id, artifact, download_dir) for run_id in run_ids]
-    lengths = {run_id: len(run_scores) for run_id, run_scores in zip(run_ids, scores)}
-    if len(set(lengths.values())) > 1:
-        listing = ", ".join(f"{run_id}: {length}" for run_id, length in lengths.items())
-        raise AnalysisError(f"{artifact} holds a different number of examples per run ({listing}); "
-                            "runs can only be paired on the same examples")
-    return np.asarray(scores, dtype=float)
+    return ExampleScores(client).scores(run_ids, split, lang)

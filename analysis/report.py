@@ -1,4 +1,11 @@
-"""Turn a finished sweep on the tracking server into report.md and selected_config.json."""
+"""Turn a finished sweep on the tracking server into a report: Markdown and LaTeX tables,
+PNG plots, the selected configuration as JSON, and the selected model in the registry.
+
+Everything is written to a local directory and logged on the sweep's parent run under
+``report/``. The significance test is the parent run's ``significance_test`` param
+(ttest, permutation or bootstrap; ttest when absent), as the sweep script chose it for
+its task.
+"""
 
 import json
 import math
@@ -7,21 +14,38 @@ import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from mlflow.entities import Run
 
-from analysis.collect import (collect_trials, connect, find_parent_run, parse_metric_key,
-                              split_languages, tidy_metrics)
-from analysis.select import (CONFIG_COLUMNS, DEFAULT_BASELINE_METHOD, TEST_SPLIT, Selection,
-                             aggregate_over_seeds, baseline_config_key, compare_to_baseline,
-                             select_best)
-from analysis.stats import CONFIDENCE_LEVEL
+from analysis.collect import (ExampleScores, collect_trials, connect, find_parent_run,
+                              metric_splits, parse_metric_key, split_languages, tidy_metrics)
+from analysis.papers import PAPER_RESULTS, load_paper_results, matching_results
+from analysis.plots import plot_gains, plot_hyperparameter_response, plot_transfer_heatmap
+from analysis.registry import CHAMPION_ALIAS, Registration, best_seed_run, register_champion
+from analysis.select import (CONFIG_COLUMNS, DEFAULT_BASELINE_METHOD, DEFAULT_CORRECTION,
+                             METHOD_AXES, SIGNIFICANCE_LEVEL, TEST_SPLIT, Selection,
+                             _param_value, aggregate_over_seeds, baseline_config_key,
+                             compare_to_baseline, default_selection_metric, resolve_config,
+                             select_best,
+                             significance_marks)
+from analysis.stats import CONFIDENCE_LEVEL, DEFAULT_TEST, SIGNIFICANCE_TESTS
+from analysis.tables import Table, markdown_table, to_latex, to_markdown
 
 REPORT_ARTIFACT_DIR = "report"
 MARKDOWN_NAME = "report.md"
+LATEX_NAME = "report.tex"
 JSON_NAME = "selected_config.json"
-TABLE_SPLITS = ("dev", TEST_SPLIT)
-SIGNIFICANCE_LEVEL = 0.05
+GAINS_PLOT = "gains_{split}.png"
+HEATMAP_PLOT = "transfer_heatmap.png"
+RESPONSE_PLOT = "hyperparameter_response.png"
+DEV_SPLIT = "dev"
+TEST_NAMES = {"ttest": "two-sided paired t-test over examples on per-example scores averaged "
+                       "over seeds",
+              "bootstrap": "bootstrapped paired t-test (examples resampled from the null-centred "
+                           "seed-averaged differences)",
+              "permutation": "paired permutation test on predictions concatenated over seeds "
+                             "(per-unit swaps; on per-example counts where logged)"}
 
 
 @dataclass(frozen=True)
@@ -33,8 +57,12 @@ class SweepReport:
     markdown_path: str
     json_path: str
     markdown: str
-    comparison: pd.DataFrame  # one row per test language, see compare_to_baseline
+    comparison: pd.DataFrame  # selected vs baseline, one row per test language
     artifact_paths: tuple[str, ...]  # on the parent run
+    latex_path: str = ""
+    plot_paths: tuple[str, ...] = ()
+    registration: Registration | None = None
+    significance_test: str = DEFAULT_TEST
 
 
 def format_mean_std(mean: float, std: float) -> str:
@@ -46,15 +74,6 @@ def format_mean_std(mean: float, std: float) -> str:
 
 def _format_params(params: dict) -> str:
     return ", ".join(f"{name}={value}" for name, value in params.items()) or "(none)"
-
-
-def _markdown_row(cells: list[str]) -> str:
-    return "| " + " | ".join(cell.replace("|", r"\|") for cell in cells) + " |"
-
-
-def _markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return [_markdown_row(header), _markdown_row(["---"] * len(header)),
-            *(_markdown_row(row) for row in rows)]
 
 
 def _score_table(trials: pd.DataFrame, scores: pd.DataFrame, split: str, metric_name: str,
@@ -78,14 +97,15 @@ def _score_table(trials: pd.DataFrame, scores: pd.DataFrame, split: str, metric_
         values = [format_mean_std(cells.at[lang, "mean"], cells.at[lang, "std"])
                   if lang in cells.index else "–" for lang in languages]
         rows.append([label, str(cells["n_seeds"].max()), *values])
-    return [*title, *_markdown_table(["Configuration", "Seeds", *languages], rows), "",
+    return [*title, *markdown_table(["Configuration", "Seeds", *languages], rows), "",
             "Cells: mean ± standard deviation over seeds, in percent."]
 
 
 def _selection_section(selection: Selection, baseline_method: str) -> list[str]:
     rule = (f"Rule: the non-baseline configuration with the highest mean {selection.metric} over "
-            "seeds; ties go to the lower standard deviation over seeds, then to the alphabetically "
-            "first label. Test scores play no part in the choice.")
+            "seeds; ties go to the lower standard deviation over seeds, then to the "
+            "simpler configuration (fewer method hyperparameters switched on), then to the "
+            "alphabetically first label. Test scores play no part in the choice.")
     if selection.method == baseline_method:
         rule += " No non-baseline configuration finished, so the baseline is selected."
     return ["## Selected configuration", "", rule, "",
@@ -97,39 +117,193 @@ def _selection_section(selection: Selection, baseline_method: str) -> list[str]:
             f"- Runs: {', '.join(f'`{run_id}`' for run_id in selection.run_ids)}"]
 
 
-def _comparison_section(comparison: pd.DataFrame) -> list[str]:
+def _comparison_section(split: str, comparison: pd.DataFrame, test: str, correction: str,
+                        against: str) -> list[str]:
+    confidence = f"{100 * CONFIDENCE_LEVEL:.0f}%"
     rows = [[row.lang, f"{100 * row.system_mean:.1f}", f"{100 * row.baseline_mean:.1f}",
              f"{100 * row.mean_difference:+.1f}",
-             f"[{100 * row.ci_low:+.1f}, {100 * row.ci_high:+.1f}]",
-             f"{row.p_value:.3g}" + (" *" if row.p_value < SIGNIFICANCE_LEVEL else ""),
+             f"[{100 * row.ci_low:+.1f}, {100 * row.ci_high:+.1f}]", f"{row.p_value:.3g}",
+             f"{row.p_holm:.3g}", f"{row.p_bh:.3g}", "*" if row.significant else "",
              str(row.n_examples)]
             for row in comparison.itertuples(index=False)]
-    confidence = f"{100 * CONFIDENCE_LEVEL:.0f}%"
-    return [f"## Selected configuration vs baseline ({TEST_SPLIT})", "",
-            f"Two-sided paired t-test over examples on per-example scores averaged over the "
-            f"{comparison['n_seeds'].iloc[0]} seed(s) both ran. Δ and its {confidence} CI are "
-            f"in percentage points; * marks p < {SIGNIFICANCE_LEVEL}.", "",
-            *_markdown_table(["Language", "Selected (%)", "Baseline (%)", "Δ (points)",
-                              f"{confidence} CI", "p-value", "Examples"], rows)]
+    return [f"## Selected configuration vs {against} ({split})", "",
+            f"Test: {TEST_NAMES[test]}, on the {comparison['n_seeds'].iloc[0]} seed(s) both "
+            f"ran. Δ and its {confidence} CI are in percentage points. p-values are corrected "
+            f"over the {len(comparison)} languages (Holm; Benjamini-Hochberg); * marks a "
+            f"{correction}-corrected p < {SIGNIFICANCE_LEVEL} (`none`: uncorrected).", "",
+            *markdown_table(["Language", "Selected (%)", "Baseline (%)", "Δ (points)",
+                             f"{confidence} CI", "p", "p (Holm)", "p (BH)", "Sig.", "Examples"],
+                            rows)]
+
+
+def _cell(mean: float, marks: str) -> str:
+    return f"{100 * mean:.1f}{marks}"
+
+
+def paper_style_tables(trials: pd.DataFrame, marks: pd.DataFrame, baseline_key: str,
+                       reference_key: str | None, sweep_params: dict, selected_key: str = "",
+                       paper_results_path: str | Path = PAPER_RESULTS) -> list[Table]:
+    """One table per evaluation split (not dev) and metric: rows are configurations (the
+    baseline first, then published rows), columns the single languages and their average;
+    cells the mean over seeds in percent with marks (``*`` vs the baseline, ``**`` vs the
+    reference)."""
+    scores = aggregate_over_seeds(tidy_metrics(trials))
+    published = load_paper_results(paper_results_path)
+    task, model = sweep_params.get("base.task"), sweep_params.get("base.model")
+    tables = []
+    for split in (split for split in metric_splits(trials) if split != DEV_SPLIT):
+        languages = split_languages(trials, split)
+        split_scores = scores[(scores["split"] == split) & scores["lang"].isin(languages)]
+        for metric in sorted(split_scores["metric"].unique()):
+            cells = split_scores[split_scores["metric"] == metric]
+            configs = sorted(cells[CONFIG_COLUMNS].drop_duplicates().itertuples(index=False),
+                             key=lambda c: (c.config_key != baseline_key,
+                                            c.config_key != reference_key, c.config_label))
+            rows = []
+            for config in configs:
+                means = cells[cells["config_key"] == config.config_key].set_index("lang")["mean"]
+                config_marks = marks[(marks["config_key"] == config.config_key)
+                                     & (marks["split"] == split)] if not marks.empty else marks
+                row = []
+                for lang in languages:
+                    if lang not in means.index:
+                        row.append("–")
+                        continue
+                    found = config_marks[config_marks["lang"] == lang] if not marks.empty else marks
+                    found = found[found["metric"].isna() | (found["metric"] == metric)] \
+                        if not found.empty else found
+                    row.append(_cell(means[lang], "".join(sorted(found["mark"], key=len))))
+                average = f"{100 * means.reindex(languages).mean():.1f}" \
+                    if means.index.isin(languages).sum() == len(languages) else "–"
+                label = config.config_label
+                if config.config_key == selected_key:
+                    label += " (selected)"
+                if config.config_key == baseline_key:
+                    label += " (baseline)"
+                elif config.config_key == reference_key:
+                    label += " (reference)"
+                rows.append((f"ours: {label}", [*row, average]))
+            for result in matching_results(published, task, model, split, metric):
+                values = [result.scores.get(lang) for lang in languages]
+                average = f"{np.mean(values):.1f}" if None not in values else "–"
+                rows.append((result.label, [f"{value:.1f}" if value is not None else "–"
+                                            for value in values] + [average]))
+            note = ("Mean over seeds in percent; avg over the languages shown. * significant vs "
+                    "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are "
+                    "published numbers (analysis/paper_results.json); none match this sweep's "
+                    f"task and model ({task}, {model})."
+                    if not matching_results(published, task, model, split, metric) else
+                    "Mean over seeds in percent; avg over the languages shown. * significant vs "
+                    "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are "
+                    "the published numbers (analysis/paper_results.json).")
+            tables.append(Table(f"{split} {metric} (%)", [*languages, "avg"], rows, note))
+    return tables
+
+
+def _pair_differences(trials: pd.DataFrame, system_key: str, baseline_key: str,
+                      metric: str) -> pd.DataFrame:
+    """Mean-over-seeds difference system - baseline per generalized test pair; a missing
+    diagonal pair (es-es) is the ordinary evaluation of that language (test/es)."""
+    pairs = split_languages(trials, TEST_SPLIT, pairs=True)
+    if not pairs:
+        return pd.DataFrame(columns=["lang", "difference"])
+    scores = aggregate_over_seeds(tidy_metrics(trials))
+    scores = scores[(scores["split"] == TEST_SPLIT) & (scores["metric"] == metric)]
+    languages = {lang for pair in pairs for lang in pair.split("-", 1)}
+    diagonal = {lang: f"{lang}-{lang}" for lang in languages if f"{lang}-{lang}" not in pairs}
+    scores = scores.assign(lang=scores["lang"].replace(diagonal))
+    scores = scores[scores["lang"].isin([*pairs, *diagonal.values()])]
+    system = scores[scores["config_key"] == system_key].set_index("lang")["mean"]
+    baseline = scores[scores["config_key"] == baseline_key].set_index("lang")["mean"]
+    difference = (system - baseline).dropna()
+    return pd.DataFrame({"lang": difference.index, "difference": difference.to_numpy()})
+
+
+def _response_points(trials: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, list[str]]:
+    """Runs with numeric hyperparameter columns, and the axes with at least two values."""
+    axes = [axis for axis in METHOD_AXES if axis in trials.columns]
+    points = pd.DataFrame({axis: [_numeric(value) for value in trials[axis]] for axis in axes})
+    points["value"] = trials[metric].to_numpy(dtype=float)
+    varied = [axis for axis in axes if points[axis].dropna().nunique() >= 2]
+    return points, varied
+
+
+def _numeric(value) -> float:
+    parsed = _param_value(str(value)) if pd.notna(value) else None
+    return float(parsed) if isinstance(parsed, (int, float)) else math.nan
+
+
+def make_plots(out: Path, trials: pd.DataFrame, selection: Selection,
+               comparisons: dict[str, pd.DataFrame], baseline_key: str) -> list[str]:
+    """Every plot this sweep has data for; returns the files written."""
+    paths = []
+    for split, comparison in comparisons.items():
+        paths.append(plot_gains(comparison, out / GAINS_PLOT.format(split=split),
+                                f"{selection.config_label} vs baseline ({split})"))
+    _, _, metric = parse_metric_key(selection.metric)
+    differences = _pair_differences(trials, selection.config_key, baseline_key, metric)
+    if not differences.empty:
+        paths.append(plot_transfer_heatmap(differences, out / HEATMAP_PLOT,
+                                           f"{selection.config_label}\nminus baseline, test {metric}"))
+    points, varied = _response_points(trials, selection.metric)
+    if varied:
+        baseline_values = trials.loc[trials["config_key"] == baseline_key, selection.metric]
+        baseline = (float(baseline_values.mean()), float(baseline_values.std())) \
+            if not baseline_values.empty else None
+        paths.append(plot_hyperparameter_response(points, varied, baseline, selection.metric,
+                                                  out / RESPONSE_PLOT))
+    return paths
+
+
+def _registration_section(registration: Registration | None) -> list[str]:
+    lines = ["## Model registry", ""]
+    if registration is None:
+        return [*lines, "Registration was not requested."]
+    if not registration.registered:
+        return [*lines, f"**No model registered.** {registration.reason}."]
+    return [*lines, f"The selected configuration's best seed (run `{registration.run_id}`, highest "
+                    "selection metric) is registered as "
+                    f"`models:/{registration.model_name}@{registration.alias}` (version "
+                    f"{registration.version}, source `{registration.source}`)."]
 
 
 def render_markdown(experiment: str, parent: Run, trials: pd.DataFrame, selection: Selection,
-                    comparison: pd.DataFrame, baseline_method: str = DEFAULT_BASELINE_METHOD) -> str:
+                    comparisons: dict[str, pd.DataFrame], tables: list[Table], plots: list[str],
+                    registration: Registration | None, test: str, correction: str,
+                    reference_label: str | None,
+                    baseline_method: str = DEFAULT_BASELINE_METHOD) -> str:
     """The whole report.md text."""
     _, _, metric_name = parse_metric_key(selection.metric)
     scores = aggregate_over_seeds(tidy_metrics(trials))
     baseline_key = baseline_config_key(trials, baseline_method)
     lines = [f"# Sweep report: {experiment}, parent run `{parent.info.run_id}`", "",
-             f"Finished trials: {len(trials)}; baseline method: `{baseline_method}`."]
-    for split in TABLE_SPLITS:
+             f"Finished trials: {len(trials)}; baseline method: `{baseline_method}`; "
+             f"significance test: `{test}` ({TEST_NAMES[test]}); correction over languages: "
+             f"`{correction}`; reference for `**`: "
+             f"{f'`{reference_label}`' if reference_label else 'none'}."]
+    for split in (DEV_SPLIT, TEST_SPLIT):
         lines += ["", *_score_table(trials, scores, split, metric_name, baseline_key,
                                     selection.config_key)]
-    lines += ["", *_selection_section(selection, baseline_method),
-              "", *_comparison_section(comparison)]
+    lines += ["", *_selection_section(selection, baseline_method)]
+    for split, comparison in comparisons.items():
+        lines += ["", *_comparison_section(split, comparison, test, correction, "baseline")]
+    if tables:
+        lines += ["", "## Paper-style tables", ""]
+        for table in tables:
+            lines += [*to_markdown(table), ""]
+    if plots:
+        lines += ["## Plots", "", *(f"![{Path(path).stem}]({Path(path).name})" for path in plots)]
+    lines += ["", *_registration_section(registration)]
     if parent.data.params:
         lines += ["", "## Sweep settings", "",
                   *(f"- {name}: {value}" for name, value in sorted(parent.data.params.items()))]
     return "\n".join(lines) + "\n"
+
+
+def render_latex(experiment: str, tables: list[Table]) -> str:
+    """The paper-style tables as LaTeX ``table`` environments (booktabs)."""
+    header = f"% Paper-style tables of sweep {experiment}; needs \\usepackage{{booktabs}}.\n"
+    return header + "\n".join(to_latex(table) for table in tables)
 
 
 def _strict_json(value):
@@ -140,55 +314,122 @@ def _strict_json(value):
         return [_strict_json(item) for item in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, np.generic):
+        return _strict_json(value.item())
     return value
 
 
 def _selection_payload(experiment: str, parent_run_id: str, selection: Selection,
-                       comparison: pd.DataFrame, baseline_method: str) -> dict:
-    return _strict_json({"experiment": experiment, "parent_run_id": parent_run_id,
-                         **asdict(selection), "baseline_method": baseline_method,
-                         "test_comparison": comparison.to_dict(orient="records")})
+                       comparisons: dict[str, pd.DataFrame], baseline_method: str, test: str,
+                       correction: str, reference: str | None,
+                       registration: Registration | None) -> dict:
+    payload = {"experiment": experiment, "parent_run_id": parent_run_id, **asdict(selection),
+               "baseline_method": baseline_method, "significance_test": test,
+               "correction": correction, "reference": reference,
+               "registered_model": asdict(registration) if registration else None}
+    for split, comparison in comparisons.items():
+        payload[f"{split}_comparison"] = comparison.to_dict(orient="records")
+    return _strict_json(payload)
+
+
+def _significance_test(parent: Run, override: str | None) -> str:
+    test = override or parent.data.params.get("significance_test", DEFAULT_TEST)
+    if test not in SIGNIFICANCE_TESTS:
+        raise ValueError(f"significance_test={test!r} (parent run {parent.info.run_id}) is not "
+                         f"one of {', '.join(SIGNIFICANCE_TESTS)}")
+    return test
 
 
 def report_sweep(tracking_uri: str, experiment: str, parent_run_id: str | None = None,
-                 out_dir: str | None = None) -> SweepReport:
-    """Write report.md and selected_config.json for a sweep and log them to its parent run.
+                 out_dir: str | None = None, reference: str | None = None,
+                 significance_test: str | None = None, correction: str = DEFAULT_CORRECTION,
+                 baseline_method: str = DEFAULT_BASELINE_METHOD, register: bool = True,
+                 model_name: str | None = None, selection_metric: str | None = None,
+                 paper_results: str | Path = PAPER_RESULTS) -> SweepReport:
+    """Write the report of a sweep and log it to its parent run; register the selected model.
 
     Without ``parent_run_id`` the newest parent run with finished trials is reported.
     Without ``out_dir`` the files go to a new temporary directory that is kept.
+    ``reference`` names the second reference for ``**`` marks (a method with one
+    configuration, a config label or a config key, e.g. the adjusted model).
+    ``significance_test`` overrides the parent run's param. With ``register`` the best
+    seed of the selected configuration is registered as ``models:/<model_name>@champion``
+    (``model_name`` defaults to the experiment name) when its run logged a model.
+    ``selection_metric`` defaults to dev/en/accuracy, else the sweep's English-dev metric.
     """
     # One progress bar per downloaded score file would bury the summary.
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     client = connect(tracking_uri)
     parent = find_parent_run(client, experiment, parent_run_id)
     run_id = parent.info.run_id
+    test = _significance_test(parent, significance_test)
     trials = collect_trials(client, run_id)
-    selection = select_best(trials)
-    comparison = compare_to_baseline(client, trials, selection.config_key)
-    markdown = render_markdown(experiment, parent, trials, selection, comparison)
+    selection = select_best(trials, selection_metric or default_selection_metric(trials),
+                            baseline_method)
+    baseline_key = baseline_config_key(trials, baseline_method)
+    reference_key = resolve_config(trials, reference) if reference else None
+    reference_label = trials.loc[trials["config_key"] == reference_key, "config_label"].iloc[0] \
+        if reference_key else None
+    scores = ExampleScores(client)
+    options = {"test": test, "correction": correction}
+    evaluation_splits = [split for split in metric_splits(trials)
+                         if split != DEV_SPLIT and split_languages(trials, split)]
+    comparisons = {split: compare_to_baseline(scores, trials, selection.config_key, split,
+                                              baseline_method, **options)
+                   for split in evaluation_splits}
+    marks = significance_marks(scores, trials, baseline_key, reference_key, evaluation_splits,
+                               **options)
+    tables = paper_style_tables(trials, marks, baseline_key, reference_key, parent.data.params,
+                                selection.config_key, paper_results)
 
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="sweep-report-"))
     out.mkdir(parents=True, exist_ok=True)
-    markdown_path, json_path = out / MARKDOWN_NAME, out / JSON_NAME
+    plots = make_plots(out, trials, selection, comparisons, baseline_key)
+    registration = None
+    if register:
+        champion = best_seed_run(trials, selection.config_key, selection.metric)
+        registration = register_champion(
+            client, champion, model_name or experiment, CHAMPION_ALIAS,
+            description=f"{selection.config_label}, selected by {selection.metric} "
+                        f"(sweep parent run {run_id})")
+    markdown = render_markdown(experiment, parent, trials, selection, comparisons, tables, plots,
+                               registration, test, correction, reference_label, baseline_method)
+    markdown_path, latex_path, json_path = out / MARKDOWN_NAME, out / LATEX_NAME, out / JSON_NAME
     markdown_path.write_text(markdown, encoding="utf-8")
-    payload = _selection_payload(experiment, run_id, selection, comparison, DEFAULT_BASELINE_METHOD)
+    latex_path.write_text(render_latex(experiment, tables), encoding="utf-8")
+    payload = _selection_payload(experiment, run_id, selection, comparisons, baseline_method,
+                                 test, correction, reference_label, registration)
     json_path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    for path in (markdown_path, json_path):
+    files = [markdown_path, latex_path, json_path, *map(Path, plots)]
+    for path in files:
         client.log_artifact(run_id, str(path), artifact_path=REPORT_ARTIFACT_DIR)
 
     return SweepReport(parent_run_id=run_id, selection=selection, markdown_path=str(markdown_path),
-                       json_path=str(json_path), markdown=markdown, comparison=comparison,
-                       artifact_paths=tuple(f"{REPORT_ARTIFACT_DIR}/{path.name}"
-                                            for path in (markdown_path, json_path)))
+                       json_path=str(json_path), markdown=markdown,
+                       comparison=comparisons.get(TEST_SPLIT, pd.DataFrame()),
+                       artifact_paths=tuple(f"{REPORT_ARTIFACT_DIR}/{path.name}" for path in files),
+                       latex_path=str(latex_path), plot_paths=tuple(plots),
+                       registration=registration, significance_test=test)
 
 
 def format_summary(report: SweepReport) -> str:
     """What a sweep or the CLI prints at the end: the selection and where the report went."""
     selection = report.selection
+    registration = report.registration
+    if registration is None:
+        registry_line = "Model registry: not requested"
+    elif registration.registered:
+        registry_line = (f"Registered model: models:/{registration.model_name}@{registration.alias}"
+                         f" (version {registration.version}, run {registration.run_id})")
+    else:
+        registry_line = f"Model registry: nothing registered ({registration.reason})"
     return "\n".join([
         f"Selected configuration: {selection.config_label} (method {selection.method}, config_key {selection.config_key})",
         f"  {selection.metric}: {format_mean_std(selection.mean, selection.std)} % over {selection.n_seeds} seeds",
         f"Report files: {report.markdown_path}",
+        f"              {report.latex_path}",
         f"              {report.json_path}",
+        *(f"              {path}" for path in report.plot_paths),
         f"Logged to parent run {report.parent_run_id} as {', '.join(report.artifact_paths)}",
+        registry_line,
     ])

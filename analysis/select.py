@@ -1,4 +1,5 @@
-"""Aggregate trials over seeds, pick the best configuration on dev, and test it against the baseline."""
+"""Aggregate trials over seeds, pick the best configuration on dev, and test configurations
+against the baseline (``*``) and a second reference (``**``)."""
 
 import math
 from dataclasses import asdict, dataclass
@@ -6,14 +7,19 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 from mlflow import MlflowClient
 
-from analysis.collect import (AnalysisError, hyperparameter_columns, load_example_scores,
+from analysis.collect import (AnalysisError, ExampleScores, hyperparameter_columns,
                               metric_columns, parse_metric_key, split_languages, tidy_metrics)
-from analysis.stats import paired_ttest
+from analysis.stats import (CORRECTIONS, COUNT_STATISTICS, DEFAULT_RESAMPLES, DEFAULT_TEST,
+                            SIGNIFICANCE_TESTS, run_significance_test)
 
 DEFAULT_SELECTION_METRIC = "dev/en/accuracy"
 DEFAULT_BASELINE_METHOD = "finetune"
 TEST_SPLIT = "test"
 CONFIG_COLUMNS = ["config_key", "config_label", "method"]
+# The methods' hyperparameters (child params; `none` where a method does not use one).
+METHOD_AXES = ("alpha", "beta", "layer", "epsilon", "m")
+SIGNIFICANCE_LEVEL = 0.05
+DEFAULT_CORRECTION = "holm"
 # Means and stds equal to this many decimals count as tied, so float noise
 # ((0.8 + 0.9) / 2 != 0.85) cannot decide ahead of the stated tie-breakers.
 _TIE_DECIMALS = 12
@@ -58,6 +64,22 @@ def _param_value(text: str):
     return text
 
 
+# Preference among the source-language dev metrics when the caller names none.
+_SELECTION_PREFERENCE = ("accuracy", "f1", "exact_match", "mrr")
+
+
+def default_selection_metric(trials: pd.DataFrame, source_lang: str = "en") -> str:
+    """``dev/en/accuracy`` when logged, else the sweep's other English-dev metric (NER's
+    f1, QA's f1 before exact_match, retrieval's mrr)."""
+    logged = {key[2] for key in map(parse_metric_key, metric_columns(trials))
+              if key[:2] == ("dev", source_lang)}
+    for metric in (*_SELECTION_PREFERENCE, *sorted(logged)):
+        if metric in logged:
+            return f"dev/{source_lang}/{metric}"
+    raise AnalysisError(f"no finished trial logged a dev/{source_lang}/<metric> to select on; "
+                        f"logged metrics: {', '.join(metric_columns(trials)) or '(none)'}")
+
+
 def _validate_selection_metric(trials: pd.DataFrame, metric: str) -> tuple[str, str, str]:
     key = parse_metric_key(metric)
     if key is None:
@@ -71,12 +93,30 @@ def _validate_selection_metric(trials: pd.DataFrame, metric: str) -> tuple[str, 
     return key
 
 
+def complexity(trials: pd.DataFrame) -> dict[str, int]:
+    """Per config_key, how many method hyperparameters are set to a non-zero value.
+
+    A configuration that switches fewer loss terms or perturbations on is the simpler
+    one (e.g. EAR with beta=0 is simpler than with beta=0.1).
+    """
+    axes = [axis for axis in METHOD_AXES if axis in trials.columns]
+    first_runs = trials.drop_duplicates("config_key").set_index("config_key")
+
+    def active(value) -> bool:
+        parsed = _param_value(str(value)) if pd.notna(value) else None
+        return parsed is not None and parsed != 0
+
+    return {key: sum(active(row[axis]) for axis in axes) for key, row in first_runs.iterrows()}
+
+
 def select_best(trials: pd.DataFrame, metric: str = DEFAULT_SELECTION_METRIC,
                 baseline_method: str = DEFAULT_BASELINE_METHOD) -> Selection:
     """Best non-baseline configuration by mean ``metric`` over seeds.
 
-    Ties go to the lower std over seeds, then to the alphabetically first config_label.
-    When only the baseline finished, the baseline is selected.
+    Ties go to the lower std over seeds, then to the simpler configuration (fewer
+    method hyperparameters set to a non-zero value, see :func:`complexity`), then to the
+    alphabetically first config_label. When only the baseline finished, the baseline is
+    selected.
     """
     split, lang, name = _validate_selection_metric(trials, metric)
     candidates = trials[trials["method"] != baseline_method]
@@ -84,9 +124,12 @@ def select_best(trials: pd.DataFrame, metric: str = DEFAULT_SELECTION_METRIC,
         candidates = trials
     scores = aggregate_over_seeds(tidy_metrics(candidates))
     scores = scores[(scores["split"] == split) & (scores["lang"] == lang) & (scores["metric"] == name)]
+    complexities = complexity(candidates)
     ranked = scores.assign(rank_mean=scores["mean"].round(_TIE_DECIMALS),
-                           rank_std=scores["std"].round(_TIE_DECIMALS)).sort_values(
-        ["rank_mean", "rank_std", "config_label"], ascending=[False, True, True], na_position="last")
+                           rank_std=scores["std"].round(_TIE_DECIMALS),
+                           rank_complexity=scores["config_key"].map(complexities)).sort_values(
+        ["rank_mean", "rank_std", "rank_complexity", "config_label"],
+        ascending=[False, True, True, True], na_position="last")
     if ranked.empty:
         raise AnalysisError(f"no candidate configuration has a value for {metric!r}")
     best = ranked.iloc[0]
@@ -126,29 +169,127 @@ def _run_ids_by_seed(trials: pd.DataFrame, config_key: str) -> dict[int, str]:
     return dict(zip(runs["seed"].tolist(), runs["run_id"]))
 
 
-def compare_to_baseline(client: MlflowClient, trials: pd.DataFrame, config_key: str,
-                        split: str = TEST_SPLIT,
-                        baseline_method: str = DEFAULT_BASELINE_METHOD) -> pd.DataFrame:
-    """Per language of ``split``: the configuration vs the baseline on the seeds both ran.
+def resolve_config(trials: pd.DataFrame, name: str, role: str = "reference") -> str:
+    """The config_key named by ``name``: a config_label, a config_key, or a method with
+    exactly one configuration in the sweep (e.g. ``finetune``, or an adjustment method)."""
+    for column in ("config_label", "config_key"):
+        matches = trials.loc[trials[column] == name, "config_key"].unique()
+        if len(matches) == 1:
+            return matches[0]
+    by_method = trials[trials["method"] == name]
+    labels = sorted(by_method["config_label"].unique())
+    if len(labels) == 1:
+        return by_method["config_key"].iloc[0]
+    if len(labels) > 1:
+        raise AnalysisError(f"{role} {name!r} is a method with several configurations "
+                            f"({', '.join(labels)}); name one by its config label")
+    known = sorted(trials["config_label"].unique())
+    raise AnalysisError(f"{role} {name!r} matches no finished configuration; give a method, "
+                        f"config label or config key; labels: {', '.join(known)}")
 
-    Columns: lang, system_mean, baseline_mean (mean per-example score over examples and
-    seeds), then the fields of :class:`analysis.stats.PairedTestResult`.
-    """
-    system_runs = _run_ids_by_seed(trials, config_key)
-    baseline_runs = _run_ids_by_seed(trials, baseline_config_key(trials, baseline_method))
-    seeds = sorted(system_runs.keys() & baseline_runs.keys())
+
+def _scores_of(source: ExampleScores | MlflowClient) -> ExampleScores:
+    return source if isinstance(source, ExampleScores) else ExampleScores(source)
+
+
+def _paired_run_ids(trials: pd.DataFrame, system_key: str, reference_key: str
+                    ) -> tuple[list[str], list[str], list[int]]:
+    system_runs = _run_ids_by_seed(trials, system_key)
+    reference_runs = _run_ids_by_seed(trials, reference_key)
+    seeds = sorted(system_runs.keys() & reference_runs.keys())
     if not seeds:
-        raise AnalysisError(f"config {config_key!r} (seeds {sorted(system_runs)}) and the baseline "
-                            f"(seeds {sorted(baseline_runs)}) share no seed to pair runs on")
+        raise AnalysisError(f"config {system_key!r} (seeds {sorted(system_runs)}) and config "
+                            f"{reference_key!r} (seeds {sorted(reference_runs)}) share no seed "
+                            "to pair runs on")
+    return [system_runs[seed] for seed in seeds], [reference_runs[seed] for seed in seeds], seeds
+
+
+def _check_choice(name: str, value: str, allowed) -> None:
+    if value not in allowed:
+        raise AnalysisError(f"{name}={value!r} is not one of {', '.join(allowed)}")
+
+
+def compare_configs(scores: ExampleScores | MlflowClient, trials: pd.DataFrame, system_key: str,
+                    reference_key: str, split: str = TEST_SPLIT, test: str = DEFAULT_TEST,
+                    correction: str = DEFAULT_CORRECTION, n_resamples: int = DEFAULT_RESAMPLES,
+                    seed: int = 0) -> pd.DataFrame:
+    """Per single language of ``split``: one configuration vs another on the seeds both ran.
+
+    Columns: lang, metric (what the per-example artifact scores), system_mean and
+    reference_mean (mean per-example score over examples and seeds), the fields of
+    :class:`analysis.stats.PairedTestResult`, then p_holm, p_bh (adjusted over the
+    languages of this comparison), p_corrected (by ``correction``: holm, bh or none) and
+    significant (p_corrected < 0.05). Artifacts with per-example ``counts`` and a
+    metric in COUNT_STATISTICS (NER's f1) are tested on those counts when ``test`` is
+    the permutation test.
+    """
+    _check_choice("significance_test", test, SIGNIFICANCE_TESTS)
+    _check_choice("correction", correction, (*CORRECTIONS, "none"))
+    scores = _scores_of(scores)
+    system_ids, reference_ids, seeds = _paired_run_ids(trials, system_key, reference_key)
     languages = split_languages(trials, split)
     if not languages:
         raise AnalysisError(f"no finished trial logged a metric on the {split!r} split")
-
     rows = []
     for lang in languages:
-        system = load_example_scores(client, [system_runs[seed] for seed in seeds], split, lang)
-        baseline = load_example_scores(client, [baseline_runs[seed] for seed in seeds], split, lang)
-        result = paired_ttest(system, baseline)
-        rows.append({"lang": lang, "system_mean": float(system.mean()),
-                     "baseline_mean": float(baseline.mean()), **asdict(result)})
-    return pd.DataFrame(rows)
+        system = scores.scores(system_ids, split, lang)
+        reference = scores.scores(reference_ids, split, lang)
+        metric = scores.payload(system_ids[0], split, lang).get("metric")
+        counts, statistic = None, None
+        if test == "permutation":
+            system_counts = scores.counts(system_ids, split, lang)
+            reference_counts = scores.counts(reference_ids, split, lang)
+            if system_counts and reference_counts and system_counts[1] in COUNT_STATISTICS:
+                counts = (system_counts[0], reference_counts[0])
+                statistic = COUNT_STATISTICS[system_counts[1]]
+        result = run_significance_test(test, system, reference, counts, statistic, n_resamples,
+                                       seed)
+        rows.append({"lang": lang, "metric": metric, "system_mean": float(system.mean()),
+                     "reference_mean": float(reference.mean()), **asdict(result)})
+    table = pd.DataFrame(rows)
+    table["p_holm"] = CORRECTIONS["holm"](table["p_value"])
+    table["p_bh"] = CORRECTIONS["bh"](table["p_value"])
+    table["p_corrected"] = table["p_value"] if correction == "none" else table[
+        "p_holm" if correction == "holm" else "p_bh"]
+    table["significant"] = table["p_corrected"] < SIGNIFICANCE_LEVEL
+    return table
+
+
+def compare_to_baseline(scores: ExampleScores | MlflowClient, trials: pd.DataFrame,
+                        config_key: str, split: str = TEST_SPLIT,
+                        baseline_method: str = DEFAULT_BASELINE_METHOD, **options) -> pd.DataFrame:
+    """:func:`compare_configs` against the baseline; ``reference_mean`` is ``baseline_mean``."""
+    baseline_key = baseline_config_key(trials, baseline_method)
+    table = compare_configs(scores, trials, config_key, baseline_key, split, **options)
+    return table.rename(columns={"reference_mean": "baseline_mean"})
+
+
+def significance_marks(scores: ExampleScores | MlflowClient, trials: pd.DataFrame,
+                       baseline_key: str, reference_key: str | None, splits: list[str],
+                       **options) -> pd.DataFrame:
+    """Which configuration beats whom where: one row per (config_key, split, lang, against).
+
+    Every configuration but the baseline is compared with the baseline (``against`` =
+    ``baseline``, mark ``*``) and, when a reference is given, every configuration but the
+    baseline and the reference with the reference (``against`` = ``reference``, mark
+    ``**``). p-values are corrected over the languages of each comparison. ``mark`` is
+    set where the corrected p-value is below 0.05, whatever the sign of the difference
+    (the table's means show the direction).
+    """
+    scores = _scores_of(scores)
+    tables = []
+    for config_key in sorted(trials["config_key"].unique()):
+        for against, against_key, mark in (("baseline", baseline_key, "*"),
+                                           ("reference", reference_key, "**")):
+            if against_key is None or config_key in (baseline_key, against_key):
+                continue
+            for split in splits:
+                table = compare_configs(scores, trials, config_key, against_key, split, **options)
+                table.insert(0, "config_key", config_key)
+                table.insert(1, "split", split)
+                table.insert(2, "against", against)
+                table["mark"] = [mark if significant else "" for significant in table["significant"]]
+                tables.append(table)
+    if not tables:
+        return pd.DataFrame(columns=["config_key", "split", "against", "lang", "mark"])
+    return pd.concat(tables, ignore_index=True)

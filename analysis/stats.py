@@ -1,17 +1,53 @@
-"""Paired significance test of a system against a baseline on per-example scores."""
+"""Paired significance tests of a system against a baseline on per-example scores.
 
-import math
+Inputs are per-example scores of two systems on the same examples, shaped
+(seeds, examples): row s holds the run with seed s, column i the same example in every
+run. Three tests, one per paper:
+
+- :func:`paired_ttest`: the adjustment and EAR papers' paired t-test on per-example
+  scores averaged over seeds (NLI, QA, retrieval); scipy's ``ttest_rel``.
+- :func:`bootstrap_ttest`: the robust-training paper's bootstrapped paired t-test.
+- :func:`permutation_test`: the adjustment paper's NER test, a paired permutation test on
+  predictions concatenated over seeds, for metrics such as entity F1 that are not means
+  of per-example scores.
+
+Each returns a :class:`PairedTestResult` (mean difference, confidence interval, p-value).
+:func:`bootstrap_ci` gives the paired bootstrap interval of the mean difference, and
+:func:`holm` / :func:`benjamini_hochberg` correct the p-values of many languages.
+
+Every test has a ``*_batch`` form that runs many independent comparisons at once (a
+leading batch axis); resampling draws depend only on the seed and the data's shape, so
+row b of a batch equals the single test on row b with the same seed. The calibration
+tests use the batch forms.
+"""
+
+import warnings
 from dataclasses import dataclass
+from typing import Callable, Iterator
 
 import numpy as np
 from scipy import stats
 
 CONFIDENCE_LEVEL = 0.95
+SIGNIFICANCE_TESTS = ("ttest", "permutation", "bootstrap")
+DEFAULT_TEST = "ttest"
+DEFAULT_RESAMPLES = 1000
+# Resampling matrices are built in blocks of about this many entries to bound memory.
+_BLOCK_ENTRIES = 4_000_000
+# Resampled statistics within this relative distance of the observed one count as
+# reaching it: exact ties of discrete data must not be lost to float rounding.
+_TIE_TOLERANCE = 1e-9
+
+Statistic = Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
 class PairedTestResult:
-    """Outcome of a two-sided paired t-test; differences are system - baseline in the metric's unit."""
+    """Outcome of a two-sided paired test; differences are system - baseline in the metric's unit.
+
+    ``statistic`` is the test's own statistic: t for the t-tests, the observed difference
+    of the metric for the permutation test and the bootstrap interval.
+    """
 
     mean_difference: float
     ci_low: float
@@ -20,38 +56,395 @@ class PairedTestResult:
     p_value: float
     n_examples: int
     n_seeds: int
+    test: str = DEFAULT_TEST
+    n_resamples: int = 0  # 0 for the analytic t-test
 
 
-def paired_ttest(system: np.ndarray, baseline: np.ndarray) -> PairedTestResult:
-    """Paired t-test over examples of two score arrays shaped (seeds, examples).
+@dataclass(frozen=True)
+class BatchResult:
+    """Many comparisons at once: each field has one entry per comparison."""
 
-    Scores are first averaged over seeds per example, so the test's unit is the example
-    and seed noise is smoothed rather than counted as extra samples.
-    """
+    mean_difference: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    statistic: np.ndarray
+    p_value: np.ndarray
+
+    def row(self, index: int, n_examples: int, n_seeds: int, test: str,
+            n_resamples: int) -> PairedTestResult:
+        return PairedTestResult(
+            mean_difference=float(self.mean_difference[index]), ci_low=float(self.ci_low[index]),
+            ci_high=float(self.ci_high[index]), statistic=float(self.statistic[index]),
+            p_value=float(self.p_value[index]), n_examples=n_examples, n_seeds=n_seeds,
+            test=test, n_resamples=n_resamples)
+
+
+# --------------------------------------------------------------------------- input checks
+
+def _paired_arrays(system, baseline, trailing_axes: tuple[int, ...] = (2,),
+                   batched: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Both arrays as float, same shape, (seeds, examples[, k]) after an optional batch axis."""
     system = np.asarray(system, dtype=float)
     baseline = np.asarray(baseline, dtype=float)
-    if system.ndim != 2 or system.shape != baseline.shape:
-        raise ValueError("system and baseline scores must both be shaped (seeds, examples) with "
-                         f"the same shape; got system {system.shape} and baseline {baseline.shape}")
-    n_seeds, n_examples = system.shape
+    allowed = tuple(n + batched for n in trailing_axes)
+    layout = " or ".join(("(batch, " if batched else "(") + ("seeds, examples, k)" if n == 3
+                                                             else "seeds, examples)")
+                         for n in trailing_axes)
+    if system.ndim not in allowed or system.shape != baseline.shape:
+        raise ValueError(f"system and baseline scores must both be shaped {layout} with the same "
+                         f"shape; got system {system.shape} and baseline {baseline.shape}")
+    if not (np.all(np.isfinite(system)) and np.all(np.isfinite(baseline))):
+        raise ValueError("system and baseline scores must be finite numbers (found NaN or inf)")
+    return system, baseline
+
+
+def _check_examples(n_seeds: int, n_examples: int) -> None:
     if n_seeds < 1 or n_examples < 2:
-        raise ValueError(f"a paired t-test needs at least 1 seed and 2 examples; got {system.shape}")
+        raise ValueError(f"a paired test needs at least 1 seed and 2 examples; got {n_seeds} "
+                         f"seed(s) and {n_examples} example(s)")
 
-    system_means = system.mean(axis=0)
-    baseline_means = baseline.mean(axis=0)
-    differences = system_means - baseline_means
-    mean_difference = float(differences.mean())
-    if np.all(differences == differences[0]):
-        # No spread: t is 0/0 or x/0 and scipy gives NaN; report the limit instead.
-        return PairedTestResult(
-            mean_difference=mean_difference, ci_low=mean_difference, ci_high=mean_difference,
-            statistic=0.0 if mean_difference == 0 else math.copysign(math.inf, mean_difference),
-            p_value=1.0 if mean_difference == 0 else 0.0,
-            n_examples=n_examples, n_seeds=n_seeds)
 
-    test = stats.ttest_rel(system_means, baseline_means)
-    interval = test.confidence_interval(CONFIDENCE_LEVEL)
-    return PairedTestResult(
-        mean_difference=mean_difference, ci_low=float(interval.low), ci_high=float(interval.high),
-        statistic=float(test.statistic), p_value=float(test.pvalue),
-        n_examples=n_examples, n_seeds=n_seeds)
+def _check_resamples(name: str, value: int) -> int:
+    if int(value) != value or value < 1:
+        raise ValueError(f"{name} must be a positive integer; got {value!r}")
+    return int(value)
+
+
+def _check_level(level: float) -> float:
+    if not 0 < level < 1:
+        raise ValueError(f"level must be strictly between 0 and 1; got {level!r}")
+    return float(level)
+
+
+# --------------------------------------------------------------------------- resampling
+
+def _blocks(total: int, width: int) -> Iterator[int]:
+    """Block sizes that add up to ``total``, each of about _BLOCK_ENTRIES / width rows."""
+    rows = max(1, _BLOCK_ENTRIES // max(width, 1))
+    for start in range(0, total, rows):
+        yield min(rows, total - start)
+
+
+def _bootstrap_weights(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
+    """(rows, n) counts: how often each of n items is drawn in each resample of size n."""
+    draws = rng.integers(0, n, size=(rows, n))
+    flat = (draws + n * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(float)
+
+
+def _two_sided_p(resampled: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """(1 + #{|resampled| >= |observed|}) / (B + 1) per row; resampled is (batch, B).
+
+    The +1 counts the observed data as one of the resamples, so p is never 0 (Davison &
+    Hinkley 1997, eq. 4.11).
+    """
+    threshold = np.abs(observed)[:, None] * (1 - _TIE_TOLERANCE)
+    reached = np.count_nonzero(np.abs(resampled) >= threshold, axis=1)
+    return (1 + reached) / (resampled.shape[1] + 1)
+
+
+def _percentile_interval(values: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    tail = (1 - level) / 2
+    low, high = np.quantile(values, [tail, 1 - tail], axis=1)
+    return low, high
+
+
+# --------------------------------------------------------------------------- paired t-test
+
+def _seed_mean_differences(system: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    """(batch, seeds, examples) -> (batch, examples): per-example differences of seed means."""
+    return system.mean(axis=-2) - baseline.mean(axis=-2)
+
+
+def ttest_batch(system, baseline, level: float = CONFIDENCE_LEVEL) -> BatchResult:
+    """:func:`paired_ttest` on arrays shaped (batch, seeds, examples)."""
+    system, baseline = _paired_arrays(system, baseline, batched=True)
+    _check_examples(*system.shape[1:])
+    level = _check_level(level)
+    differences = _seed_mean_differences(system, baseline)
+    mean = differences.mean(axis=1)
+    constant = np.all(differences == differences[:, :1], axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        # Rows without spread make scipy warn; they are replaced by their limits below.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        test = stats.ttest_rel(system.mean(axis=1), baseline.mean(axis=1), axis=1)
+        interval = test.confidence_interval(level)
+    # No spread: t is 0/0 or x/0 and scipy gives NaN; report the limits instead.
+    statistic = np.where(constant, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)),
+                         test.statistic)
+    p_value = np.where(constant, np.where(mean == 0, 1.0, 0.0), test.pvalue)
+    return BatchResult(mean_difference=mean, ci_low=np.where(constant, mean, interval.low),
+                       ci_high=np.where(constant, mean, interval.high),
+                       statistic=statistic, p_value=p_value)
+
+
+def paired_ttest(system, baseline, level: float = CONFIDENCE_LEVEL) -> PairedTestResult:
+    """Two-sided paired t-test over examples of two score arrays shaped (seeds, examples).
+
+    Scores are first averaged over seeds per example, so the test's unit is the example
+    and seed noise is smoothed rather than counted as extra samples. The interval is the
+    t interval of the mean difference.
+    """
+    system, baseline = _paired_arrays(system, baseline)
+    result = ttest_batch(system[None], baseline[None], level)
+    return result.row(0, system.shape[1], system.shape[0], "ttest", 0)
+
+
+# --------------------------------------------------------------------------- bootstrap
+
+def _bootstrap_moments(differences: np.ndarray, n_resamples: int,
+                       seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Resampled means and t statistics of the null-centred differences, each (batch, B).
+
+    ``differences`` is (batch, n). Every row is resampled with the same draws.
+    """
+    n = differences.shape[1]
+    centred = differences - differences.mean(axis=1, keepdims=True)
+    squares = centred ** 2
+    rng = np.random.default_rng(seed)
+    means, t_values = [], []
+    for rows in _blocks(n_resamples, n):
+        weights = _bootstrap_weights(rng, rows, n)
+        mean = centred @ weights.T / n
+        variance = np.maximum((squares @ weights.T - n * mean ** 2) / (n - 1), 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = mean / np.sqrt(variance / n)
+        # A resample of identical values has no spread: |t| is 0 (no shift) or infinite.
+        t = np.where(variance > 0, t, np.where(np.abs(mean) > 1e-15, np.inf, 0.0))
+        means.append(mean)
+        t_values.append(t)
+    return np.concatenate(means, axis=1), np.concatenate(t_values, axis=1)
+
+
+def _observed_t(differences: np.ndarray) -> np.ndarray:
+    n = differences.shape[1]
+    mean = differences.mean(axis=1)
+    sd = differences.std(axis=1, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = mean / (sd / np.sqrt(n))
+    return np.where(sd > 0, t, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
+
+
+def bootstrap_ttest_batch(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                          level: float = CONFIDENCE_LEVEL) -> BatchResult:
+    """:func:`bootstrap_ttest` on arrays shaped (batch, seeds, examples)."""
+    system, baseline = _paired_arrays(system, baseline, batched=True)
+    _check_examples(*system.shape[1:])
+    n_resamples, level = _check_resamples("n_resamples", n_resamples), _check_level(level)
+    differences = _seed_mean_differences(system, baseline)
+    mean = differences.mean(axis=1)
+    resampled_means, resampled_t = _bootstrap_moments(differences, n_resamples, seed)
+    observed_t = _observed_t(differences)
+    low, high = _percentile_interval(mean[:, None] + resampled_means, level)
+    return BatchResult(mean_difference=mean, ci_low=low, ci_high=high, statistic=observed_t,
+                       p_value=_two_sided_p(resampled_t, observed_t))
+
+
+def bootstrap_ttest(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                    level: float = CONFIDENCE_LEVEL) -> PairedTestResult:
+    """Bootstrapped paired t-test (bootstrap-t) on score arrays shaped (seeds, examples).
+
+    What is resampled: the examples. Scores are averaged over seeds per example, giving
+    one difference d_i = system_i - baseline_i per example (n examples). The observed
+    statistic is the paired t = mean(d) / (sd(d) / sqrt(n)). To simulate the null
+    hypothesis the differences are centred (d_i - mean(d), mean zero); ``n_resamples``
+    times, n of them are drawn with replacement and t is recomputed on the draw.
+
+    How the p-value is formed: two-sided, p = (1 + #{|t*| >= |t|}) / (n_resamples + 1),
+    the share of null resamples whose t is at least as extreme as the observed one,
+    counting the observed data as one of them. The interval is the percentile bootstrap
+    interval of the mean difference (the same draws on the uncentred differences).
+    Unlike the analytic t-test, it does not assume t follows Student's distribution.
+    """
+    system, baseline = _paired_arrays(system, baseline)
+    result = bootstrap_ttest_batch(system[None], baseline[None], n_resamples, seed, level)
+    return result.row(0, system.shape[1], system.shape[0], "bootstrap", n_resamples)
+
+
+def bootstrap_ci_batch(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                       level: float = CONFIDENCE_LEVEL) -> BatchResult:
+    """:func:`bootstrap_ci` on arrays shaped (batch, seeds, examples)."""
+    system, baseline = _paired_arrays(system, baseline, batched=True)
+    _check_examples(*system.shape[1:])
+    n_resamples, level = _check_resamples("n_resamples", n_resamples), _check_level(level)
+    differences = _seed_mean_differences(system, baseline)
+    mean = differences.mean(axis=1)
+    resampled = mean[:, None] + _bootstrap_moments(differences, n_resamples, seed)[0]
+    low, high = _percentile_interval(resampled, level)
+    tolerance = 1e-12 * np.maximum(1.0, np.abs(mean))[:, None]
+    at_or_below = np.count_nonzero(resampled <= tolerance, axis=1)
+    at_or_above = np.count_nonzero(resampled >= -tolerance, axis=1)
+    p_value = np.minimum(1.0, 2 * (1 + np.minimum(at_or_below, at_or_above)) / (n_resamples + 1))
+    return BatchResult(mean_difference=mean, ci_low=low, ci_high=high, statistic=mean,
+                       p_value=p_value)
+
+
+def bootstrap_ci(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                 level: float = CONFIDENCE_LEVEL) -> PairedTestResult:
+    """Paired percentile bootstrap interval of the mean difference, shaped (seeds, examples).
+
+    Scores are averaged over seeds per example; the examples (each with its system and
+    baseline score, so pairs stay together) are drawn with replacement ``n_resamples``
+    times and the mean difference recomputed; the interval holds the central ``level``
+    share of those means. Its p-value inverts the interval: twice the smaller share of
+    resampled means on either side of zero, (1 + count) / (n_resamples + 1), capped at 1.
+    """
+    system, baseline = _paired_arrays(system, baseline)
+    result = bootstrap_ci_batch(system[None], baseline[None], n_resamples, seed, level)
+    return result.row(0, system.shape[1], system.shape[0], "bootstrap_ci", n_resamples)
+
+
+# --------------------------------------------------------------------------- permutation
+
+def entity_f1(counts: np.ndarray) -> np.ndarray:
+    """Micro F1 from summed [tp, fp, fn] counts on the last axis: 2tp / (2tp + fp + fn).
+
+    0 when there is nothing to find and nothing was predicted (as seqeval reports).
+    """
+    counts = np.asarray(counts, dtype=float)
+    if counts.shape[-1] != 3:
+        raise ValueError(f"F1 needs [tp, fp, fn] counts on the last axis; got shape {counts.shape}")
+    tp, fp, fn = counts[..., 0], counts[..., 1], counts[..., 2]
+    denominator = 2 * tp + fp + fn
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(denominator > 0, 2 * tp / denominator, 0.0)
+
+
+# Statistics on summed per-example counts, by the `metric` that per-example artifacts declare.
+COUNT_STATISTICS: dict[str, Statistic] = {"f1": entity_f1}
+
+
+def _weighted_sums(weights: np.ndarray, units: np.ndarray) -> np.ndarray:
+    """(rows, U) weights and (batch, U, k) units -> (batch, rows, k) weighted sums (one BLAS call)."""
+    return np.matmul(units.transpose(0, 2, 1), weights.T).transpose(0, 2, 1)
+
+
+def _units(array: np.ndarray) -> np.ndarray:
+    """(batch, seeds, examples, k) -> (batch, seeds * examples, k): predictions concatenated over seeds."""
+    batch, seeds, examples, k = array.shape
+    return array.reshape(batch, seeds * examples, k)
+
+
+def permutation_test_batch(system, baseline, n_iterations: int = DEFAULT_RESAMPLES, seed: int = 0,
+                           statistic: Statistic | None = None,
+                           level: float = CONFIDENCE_LEVEL) -> BatchResult:
+    """:func:`permutation_test` on arrays shaped (batch, seeds, examples[, k])."""
+    system, baseline = _paired_arrays(system, baseline, trailing_axes=(2, 3), batched=True)
+    n_iterations, level = _check_resamples("n_iterations", n_iterations), _check_level(level)
+    if system.ndim == 3:
+        system, baseline = system[..., None], baseline[..., None]
+    elif statistic is None:
+        raise ValueError("per-example counts shaped (seeds, examples, k) need a statistic that "
+                         "maps their sums to the metric, e.g. analysis.stats.entity_f1")
+    _check_examples(system.shape[1], system.shape[2])
+    system_units, baseline_units = _units(system), _units(baseline)
+    n_units = system_units.shape[1]
+    if statistic is None:
+        def statistic(sums):  # the mean per-example score over all units
+            return sums[..., 0] / n_units
+
+    system_sum, baseline_sum = system_units.sum(axis=1), baseline_units.sum(axis=1)
+    observed = statistic(system_sum) - statistic(baseline_sum)
+    swap_gain = baseline_units - system_units  # what the system's sum gains when a unit is swapped
+    rng = np.random.default_rng(seed)
+    permuted, resampled = [], []
+    for rows in _blocks(n_iterations, n_units):
+        swaps = rng.integers(0, 2, size=(rows, n_units)).astype(float)
+        shift = _weighted_sums(swaps, swap_gain)
+        permuted.append(statistic(system_sum[:, None] + shift)
+                        - statistic(baseline_sum[:, None] - shift))
+    for rows in _blocks(n_iterations, n_units):
+        weights = _bootstrap_weights(rng, rows, n_units)
+        resampled.append(statistic(_weighted_sums(weights, system_units))
+                         - statistic(_weighted_sums(weights, baseline_units)))
+    low, high = _percentile_interval(np.concatenate(resampled, axis=1), level)
+    return BatchResult(mean_difference=observed, ci_low=low, ci_high=high, statistic=observed,
+                       p_value=_two_sided_p(np.concatenate(permuted, axis=1), observed))
+
+
+def permutation_test(system, baseline, n_iterations: int = DEFAULT_RESAMPLES, seed: int = 0,
+                     statistic: Statistic | None = None,
+                     level: float = CONFIDENCE_LEVEL) -> PairedTestResult:
+    """Paired permutation test on predictions concatenated over seeds.
+
+    Inputs are shaped (seeds, examples) of per-example scores, or (seeds, examples, k)
+    of per-example counts (e.g. [tp, fp, fn] entities per sentence). The seeds' runs are
+    concatenated into seeds x examples units, each a (system, baseline) pair. The
+    metric of a system is ``statistic`` of its counts summed over all units (default:
+    the mean per-example score; for counts it is required, e.g. :func:`entity_f1`).
+
+    Each of ``n_iterations`` iterations swaps the system's and the baseline's output
+    independently for each unit with probability 1/2 and recomputes the metric
+    difference; two-sided p = (1 + #{|permuted| >= |observed|}) / (n_iterations + 1).
+    The interval is a percentile bootstrap of the metric difference over units
+    (``n_iterations`` resamples).
+    """
+    system, baseline = _paired_arrays(system, baseline, trailing_axes=(2, 3))
+    result = permutation_test_batch(system[None], baseline[None], n_iterations, seed, statistic,
+                                    level)
+    return result.row(0, system.shape[1], system.shape[0], "permutation", n_iterations)
+
+
+# --------------------------------------------------------------------------- choosing a test
+
+def run_significance_test(test: str, system, baseline, counts: tuple | None = None,
+                          statistic: Statistic | None = None, n_resamples: int = DEFAULT_RESAMPLES,
+                          seed: int = 0) -> PairedTestResult:
+    """Run the test named ``test`` (one of SIGNIFICANCE_TESTS) on per-example scores.
+
+    ``counts`` = (system_counts, baseline_counts), each (seeds, examples, k), with their
+    ``statistic``: the permutation test then uses them instead of the scores.
+    """
+    if test == "ttest":
+        return paired_ttest(system, baseline)
+    if test == "bootstrap":
+        return bootstrap_ttest(system, baseline, n_resamples, seed)
+    if test == "permutation":
+        if counts is not None:
+            return permutation_test(*counts, n_iterations=n_resamples, seed=seed,
+                                    statistic=statistic)
+        return permutation_test(system, baseline, n_iterations=n_resamples, seed=seed)
+    raise ValueError(f"significance_test={test!r} is not one of {', '.join(SIGNIFICANCE_TESTS)}")
+
+
+# --------------------------------------------------------------------------- corrections
+
+def _p_vector(p_values) -> np.ndarray:
+    p = np.asarray(p_values, dtype=float)
+    if p.ndim != 1:
+        raise ValueError(f"p_values must be a flat sequence; got shape {p.shape}")
+    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError(f"p_values must lie in [0, 1]; got {p.tolist()}")
+    return p
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values (family-wise error), in the input order.
+
+    Sorted ascending, the i-th (1-based) of m becomes max over j <= i of min(1, (m - j + 1) p_(j)).
+    """
+    p = _p_vector(p_values)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    adjusted = np.maximum.accumulate(np.minimum(1.0, (m - np.arange(m)) * p[order]))
+    result = np.empty(m)
+    result[order] = adjusted
+    return result
+
+
+def benjamini_hochberg(p_values) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate), in the input order.
+
+    Sorted ascending, the i-th (1-based) of m becomes min over j >= i of min(1, m p_(j) / j).
+    """
+    p = _p_vector(p_values)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    result = np.empty(m)
+    result[order] = adjusted
+    return result
+
+
+CORRECTIONS = {"holm": holm, "bh": benjamini_hochberg}

@@ -13,7 +13,7 @@ from xlt_core.errors import ConfigError, DataError
 
 AXES = {name for names in METHOD_HYPERPARAMETERS.values() for name in names}
 # Settings that belong to the sweep, not to a trial.
-SWEEP_SETTINGS = ("seeds", "cpus_per_trial")
+SWEEP_SETTINGS = ("seeds", "cpus_per_trial", "log_models")
 # Trial settings that hold paths: made absolute, since Ray runs trials in their own directories.
 PATH_SETTINGS = ("data_dir", "cache_dir", "synonyms", "save_model_dir")
 
@@ -41,6 +41,8 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
             spec.seeds = _parse_seeds(value)
         elif key == "cpus_per_trial":
             spec.cpus_per_trial = _positive_number(key, value)
+        elif key == "log_models":
+            spec.log_models = _boolean(key, value)
         elif key in AXES:
             spec.points = spaces.override_axis(spec.points, key, coerce_setting(key, value))
         else:
@@ -93,3 +95,10 @@ def _positive_number(key: str, value: str) -> float:
     if number <= 0:
         raise ConfigError(key, value, "a number > 0")
     return number
+
+
+def _boolean(key: str, value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered not in ("true", "false", "1", "0", "yes", "no"):
+        raise ConfigError(key, value, "true or false")
+    return lowered in ("true", "1", "yes")

@@ -27,6 +27,10 @@ class SweepSpec:
     # The paper's test for this task, read by the report: ttest (paired t-test on per-example
     # scores averaged over seeds), permutation (NER), bootstrap (robust training).
     significance_test: str = "ttest"
+    # Log each trial's trained model (`save_pretrained` folder) as its run's `model/`
+    # artifact, so the report can register the selected one. On for smoke (the tiny model
+    # is ~2 MB); off for paper presets (~700 MB per mBERT trial): `--set log_models=true`.
+    log_models: bool = False
     extra_tags: dict = field(default_factory=dict)
 
 
@@ -64,7 +68,7 @@ def ear_xnli(preset: str, data_dir: str | None) -> SweepSpec:
             # The real training sample (999 pairs) gives the tiny model little to learn from;
             # evaluating on 1,000 test pairs per language keeps the smoke run short.
             base["max_eval_examples"] = 1000
-        return SweepSpec("ear_xnli", base, [spaces.BASELINE, *spaces.ear_smoke_points()], seeds=[0, 1], preset=preset)
+        return SweepSpec("ear_xnli", base, [spaces.BASELINE, *spaces.ear_smoke_points()], seeds=[0, 1], preset=preset, log_models=True)
     base = {**PAPER_TRAINING, "task": "xnli", "target_langs": list(XNLI_TARGETS)}
     base.update(_data_settings(data_dir, default_source="hub"))
     return SweepSpec("ear_xnli", base, [spaces.BASELINE, *spaces.ear_paper_points()], seeds=[1, 2, 3, 4, 5], preset=preset)

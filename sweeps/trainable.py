@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import tempfile
 import traceback
 from typing import Mapping
 
@@ -13,6 +15,9 @@ from sweeps import tracking
 from xlt_core.config import METHOD_HYPERPARAMETERS, TrialConfig
 from xlt_core.train import DEV_CURVE
 from xlt_core.trial import run_trial
+
+# The child run's artifact folder for the trained model (a `save_pretrained` folder).
+MODEL_ARTIFACT = "model"
 
 
 class RayMlflowReporter:
@@ -34,7 +39,8 @@ class RayMlflowReporter:
 
 def run_tracked_trial(space: dict) -> None:
     """Entry point Ray calls with one point of the grid: the sweep's common settings
-    (`base`), the method configuration (`point`), the `seed`, and where to track."""
+    (`base`), the method configuration (`point`), the `seed`, where to track, and whether
+    to log the trained model (`log_model`)."""
     config = TrialConfig.from_dict({**space["base"], **space["point"], "seed": space["seed"]})
     torch.set_num_threads(max(1, int(space["threads"])))
     client = MlflowClient(space["tracking_uri"])
@@ -48,8 +54,11 @@ def run_tracked_trial(space: dict) -> None:
         run_name=label,
     )
     tracking.log_params(client, run_id, _flat_params(config))
+    model_dir = tempfile.TemporaryDirectory(prefix="xlt-model-") if space.get("log_model") else None
+    # save_model_dir is set on a copy: the tags above stay those of the configuration.
+    trial_config = dataclasses.replace(config, save_model_dir=model_dir.name) if model_dir else config
     try:
-        result = run_trial(config, RayMlflowReporter(client, run_id, label))
+        result = run_trial(trial_config, RayMlflowReporter(client, run_id, label))
     except Exception as error:
         tracking.set_tags(client, run_id, {"failure": f"{type(error).__name__}: {error}"[:4000]})
         client.set_terminated(run_id, status="FAILED")
@@ -57,6 +66,9 @@ def run_tracked_trial(space: dict) -> None:
         raise
     for key, payload in result.example_scores.items():
         client.log_dict(run_id, payload, f"predictions/{key}.json")
+    if model_dir:
+        with model_dir:
+            client.log_artifacts(run_id, model_dir.name, MODEL_ARTIFACT)
     tracking.log_metrics(client, run_id, {**result.metrics, "train/best_step": result.best_step, "train/seconds": result.train_seconds}, step=result.best_step)
     client.set_terminated(run_id, status="FINISHED")
     print(f"[{label}] finished: " + ", ".join(f"{k}={v:.3f}" for k, v in sorted(result.metrics.items())), flush=True)

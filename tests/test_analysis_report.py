@@ -190,7 +190,8 @@ def test_report_sweep_writes_logs_and_tests(sweep, tmp_path):
     assert report.selection.config_label == GOOD_LABEL
     assert Path(report.markdown_path).read_text(encoding="utf-8") == report.markdown
     logged = {info.path for info in sweep.client.list_artifacts(sweep.parent_run_id, "report")}
-    assert logged == {"report/report.md", "report/selected_config.json"}
+    assert logged == {"report/report.md", "report/report.tex", "report/selected_config.json",
+                      "report/gains_test.png", "report/hyperparameter_response.png"}
 
     test_table = report.markdown.split("## test accuracy (%)")[1].split("##")[0]
     table_rows = [line for line in test_table.splitlines() if line.startswith("|")]

@@ -1,0 +1,101 @@
+"""PNG plots of a sweep: per-language gains with intervals, the generalized-transfer heat
+map, and the hyperparameter response. Matplotlib's Agg backend: no display needed."""
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+DPI = 150
+
+
+def _save(figure, path: Path) -> str:
+    figure.tight_layout()
+    figure.savefig(path, dpi=DPI)
+    plt.close(figure)
+    return str(path)
+
+
+def plot_gains(comparison: pd.DataFrame, path: Path, title: str) -> str:
+    """Bars of the mean difference (points) per language with its confidence interval.
+
+    ``comparison`` has the columns of :func:`analysis.select.compare_configs`.
+    """
+    differences = 100 * comparison["mean_difference"].to_numpy()
+    errors = 100 * np.vstack([comparison["mean_difference"] - comparison["ci_low"],
+                              comparison["ci_high"] - comparison["mean_difference"]])
+    colours = ["tab:green" if significant else "tab:gray" for significant in comparison["significant"]]
+    figure, axes = plt.subplots(figsize=(max(4.0, 0.8 * len(comparison) + 2), 3.6))
+    positions = np.arange(len(comparison))
+    axes.bar(positions, differences, color=colours, yerr=errors, capsize=4)
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_xticks(positions, comparison["lang"])
+    axes.set_ylabel("difference to baseline (points)")
+    axes.set_title(title, fontsize=10)
+    axes.text(0.99, 0.02, "green: significant after correction; bars: CI",
+              transform=axes.transAxes, ha="right", va="bottom", fontsize=7, color="dimgray")
+    return _save(figure, path)
+
+
+def plot_transfer_heatmap(differences: pd.DataFrame, path: Path, title: str) -> str:
+    """Heat map of system - baseline (points) per language pair.
+
+    ``differences`` has columns lang (``en-es``: first sentence's language first) and
+    difference (a fraction).
+    """
+    pairs = [lang.split("-", 1) for lang in differences["lang"]]
+    firsts = sorted({first for first, _ in pairs}, key=lambda lang: (lang != "en", lang))
+    seconds = sorted({second for _, second in pairs}, key=lambda lang: (lang != "en", lang))
+    grid = np.full((len(firsts), len(seconds)), np.nan)
+    for (first, second), value in zip(pairs, differences["difference"]):
+        grid[firsts.index(first), seconds.index(second)] = 100 * value
+    limit = max(np.nanmax(np.abs(grid)), 1e-9)
+    figure, axes = plt.subplots(figsize=(max(5.0, 2.5 + 0.6 * len(seconds)),
+                                         max(4.0, 1.8 + 0.5 * len(firsts))))
+    image = axes.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit)
+    for row in range(len(firsts)):
+        for column in range(len(seconds)):
+            if not np.isnan(grid[row, column]):
+                value = grid[row, column]
+                axes.text(column, row, f"{value:+.1f}", ha="center", va="center", fontsize=8,
+                          color="white" if abs(value) > 0.6 * limit else "black")
+    axes.set_xticks(range(len(seconds)), seconds)
+    axes.set_yticks(range(len(firsts)), firsts)
+    axes.set_xlabel("second sentence language")
+    axes.set_ylabel("first sentence language")
+    axes.set_title(title, fontsize=9, wrap=True)
+    figure.colorbar(image, ax=axes, label="difference (points)", shrink=0.8)
+    return _save(figure, path)
+
+
+def plot_hyperparameter_response(points: pd.DataFrame, axes_names: list[str],
+                                 baseline: tuple[float, float] | None, metric: str,
+                                 path: Path) -> str:
+    """Metric against each hyperparameter: one dot per run, the mean over seeds per value
+    with the seed standard deviation as error bars, and the baseline's mean as a line.
+
+    ``points`` has one row per run with a float column per hyperparameter (NaN where the
+    method has none) and ``value`` (the metric).
+    """
+    figure, grid = plt.subplots(1, len(axes_names), figsize=(3.4 * len(axes_names), 3.2),
+                                squeeze=False)
+    for axes, name in zip(grid[0], axes_names):
+        runs = points.dropna(subset=[name])
+        axes.scatter(runs[name], 100 * runs["value"], s=12, color="tab:blue", alpha=0.5,
+                     label="runs")
+        summary = runs.groupby(name)["value"].agg(["mean", "std"]).reset_index()
+        axes.errorbar(summary[name], 100 * summary["mean"], yerr=100 * summary["std"].fillna(0),
+                      color="tab:blue", marker="o", capsize=3, label="mean ± std over seeds")
+        if baseline is not None:
+            axes.axhline(100 * baseline[0], color="tab:red", linestyle="--", label="baseline")
+        axes.set_xlabel(name)
+        axes.set_ylabel(f"{metric} (%)")
+    grid[0][0].legend(fontsize=7)
+    figure.suptitle(f"Hyperparameter response on {metric} (other settings vary between points)",
+                    fontsize=9)
+    return _save(figure, path)
+
