@@ -49,6 +49,11 @@ class ParallelCorpus:
         return digest.hexdigest()[:24]
 
 
+def is_local_parallel(spec: str | None) -> bool:
+    """Whether `spec` names a local directory (rather than the synthetic or a hub source)."""
+    return bool(spec) and spec != SYNTHETIC and not spec.startswith(HUB_PREFIX)
+
+
 def split_words(sentence: str) -> list[str]:
     """Words and punctuation marks of a sentence (the units that get aligned)."""
     return _WORD.findall(sentence)
