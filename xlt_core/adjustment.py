@@ -32,7 +32,7 @@ from pathlib import Path
 import torch
 from transformers import get_linear_schedule_with_warmup
 
-from xlt_core.config import TrialConfig
+from xlt_core.config import TINY_MODEL, TrialConfig
 from xlt_core.data.alignment import AlignedPairs, aligned_pairs, tokenizer_fingerprint
 from xlt_core.data.parallel import ParallelCorpus, load_parallel, parallel_languages
 from xlt_core.errors import ConfigError
@@ -64,7 +64,9 @@ def parallel_corpora(config: TrialConfig) -> list[ParallelCorpus]:
 def tokenizer_texts(config: TrialConfig) -> list[str]:
     """Both sides of the parallel data: what a locally trained tokenizer must also cover
     so that target-language words are not all [UNK] (every method of a sweep gets the
-    same tokenizer, so the comparison stays fair)."""
+    same tokenizer, so the comparison stays fair). Pretrained tokenizers need none."""
+    if config.model != TINY_MODEL:
+        return []
     return [text for corpus in parallel_corpora(config) for text in (*corpus.source, *corpus.target)]
 
 
