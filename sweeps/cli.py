@@ -9,13 +9,14 @@ from pathlib import Path
 from sweeps import spaces
 from sweeps.presets import PRESETS, SweepSpec
 from xlt_core.config import METHOD_HYPERPARAMETERS, coerce_setting, parse_assignments
+from xlt_core.data.parallel import is_local_parallel
 from xlt_core.errors import ConfigError, DataError
 
 AXES = {name for names in METHOD_HYPERPARAMETERS.values() for name in names}
 # Settings that belong to the sweep, not to a trial.
 SWEEP_SETTINGS = ("seeds", "cpus_per_trial", "log_models")
 # Trial settings that hold paths: made absolute, since Ray runs trials in their own directories.
-PATH_SETTINGS = ("data_dir", "cache_dir", "synonyms", "save_model_dir")
+PATH_SETTINGS = ("data_dir", "cache_dir", "synonyms", "save_model_dir", "parallel_data")
 
 
 def build_parser(script: str) -> argparse.ArgumentParser:
@@ -52,6 +53,8 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
 
 def resolve_paths(spec: SweepSpec) -> SweepSpec:
     for key in PATH_SETTINGS:
+        if key == "parallel_data" and not is_local_parallel(spec.base.get(key)):
+            continue
         if spec.base.get(key) not in (None, "", "none"):
             spec.base[key] = str(Path(spec.base[key]).expanduser().resolve())
     spec.base.setdefault("cache_dir", str(Path(".cache/xlt").resolve()))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sweeps import spaces
+from xlt_core.errors import ConfigError
 
 XNLI_TARGETS = ("ar", "bg", "de", "el", "es", "fr", "hi", "ru", "sw", "th", "tr", "ur", "vi", "zh")
 
@@ -80,4 +81,50 @@ def _data_settings(data_dir: str | None, default_source: str) -> dict:
     return {"data_source": default_source}
 
 
-PRESETS = {"ear_xnli": ear_xnli}
+# Adjustment sweeps (Efimov et al. 2023). The smoke presets adjust a tiny model trained from
+# scratch, so they use a larger adjustment learning rate than the paper's 5e-5 for mBERT.
+SMOKE_ADJUSTMENT = {**spaces.ADJUSTMENT_PAPER_SETTING, "adjust_learning_rate": 1e-3}
+# OPUS-100 (OPUS-style `translation` rows, configs `en-xx`) stands in for the paper's parallel data.
+PAPER_PARALLEL = {"parallel_data": "hub:Helsinki-NLP/opus-100", "parallel_max_sentences": 20000}
+
+
+def adjust_xnli(preset: str, data_dir: str | None) -> SweepSpec:
+    if preset == "smoke":
+        base = {**SMOKE_TRAINING, "task": "xnli", "target_langs": ["es", "de", "ru"], "parallel_data": "synthetic", "parallel_max_sentences": 1000}
+        base.update(_data_settings(data_dir, default_source="synthetic"))
+        if data_dir:
+            # Real XNLI files; the shared sample has en-vi parallel data (OpenSubtitles) only.
+            base.update({"target_langs": ["vi", "es", "de"], "parallel_data": f"{data_dir}/parallel", "max_eval_examples": 1000})
+        points = spaces.adjustment_points(SMOKE_ADJUSTMENT, spaces.CONTINUAL_PAPER_SETTING)
+        return SweepSpec("adjust_xnli", base, points, seeds=[0, 1], preset=preset)
+    base = {**PAPER_TRAINING, **PAPER_PARALLEL, "task": "xnli", "target_langs": list(XNLI_TARGETS)}
+    base.update(_data_settings(data_dir, default_source="hub"))
+    points = spaces.adjustment_points(spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING)
+    return SweepSpec("adjust_xnli", base, points, seeds=[1, 2, 3, 4, 5], preset=preset)
+
+
+WIKIANN_TARGETS = ("ar", "de", "es", "fr", "hi", "ru", "vi", "zh")
+
+
+def _require_data_dir(task: str, data_dir: str | None) -> str:
+    if not data_dir:
+        raise ConfigError("--data-dir", None, f"a local XTREME-layout directory (e.g. ../shared/data): the {task} smoke preset has no synthetic data")
+    return data_dir
+
+
+def adjust_ner(preset: str, data_dir: str | None) -> SweepSpec:
+    """WikiANN NER; the paper tests significance with a permutation test on entity F1."""
+    if preset == "smoke":
+        data_dir = _require_data_dir("NER", data_dir)
+        base = {**SMOKE_TRAINING, "task": "ner", "data_source": "local", "data_dir": data_dir, "target_langs": ["vi", "de", "es"],
+                "parallel_data": f"{data_dir}/parallel", "max_train_examples": 2000, "max_eval_examples": 500, "epochs": 3.0}
+        points = spaces.adjustment_points(SMOKE_ADJUSTMENT, spaces.CONTINUAL_PAPER_SETTING)
+        return SweepSpec("adjust_ner", base, points, seeds=[0, 1], preset=preset, significance_test="permutation")
+    # The XNLI budget above (lr 2e-5, batch 32, max length 128); 3 epochs is our choice.
+    base = {**PAPER_TRAINING, **PAPER_PARALLEL, "task": "ner", "target_langs": list(WIKIANN_TARGETS), "epochs": 3.0}
+    base.update(_data_settings(data_dir, default_source="hub"))
+    points = spaces.adjustment_points(spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING)
+    return SweepSpec("adjust_ner", base, points, seeds=[1, 2, 3, 4, 5], preset=preset, significance_test="permutation")
+
+
+PRESETS = {"ear_xnli": ear_xnli, "adjust_xnli": adjust_xnli, "adjust_ner": adjust_ner}

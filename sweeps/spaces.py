@@ -44,3 +44,15 @@ def unique(points: list[dict]) -> list[dict]:
             seen.add(marker)
             kept.append(point)
     return kept
+
+
+# Efimov et al. 2023: the original model (fine-tuned as is), the adjusted model, and the
+# adjusted model fine-tuned with the continual alignment loss (alpha = 0.01).
+ADJUSTMENT_PAPER_SETTING = {"adjust_epochs": 1.0, "adjust_learning_rate": 5e-5, "adjust_reg_weight": 1.0}
+CONTINUAL_PAPER_SETTING = {"continual_alpha": 0.01, "continual_reg_weight": 0.01}
+
+
+def adjustment_points(adjust: dict, continual: dict) -> list[dict]:
+    """Baseline, adjusted, adjusted + continual: every point names its hyperparameters so
+    that `--set adjust_learning_rate=...` fixes that axis in both adjusted points."""
+    return [BASELINE, {"method": "adjusted", **adjust}, {"method": "adjusted_continual", **adjust, **continual}]

@@ -18,13 +18,19 @@ from typing import Any, Mapping
 
 from xlt_core.errors import ConfigError
 
-TASKS = ("xnli",)
-METHODS = ("finetune", "ear")
+TASKS = ("xnli", "ner", "qa", "xsr")
+METHODS = ("finetune", "ear", "adjusted", "adjusted_continual")
 DATA_SOURCES = ("synthetic", "local", "hub")
 TINY_MODEL = "tiny"
 
 # The hyperparameters each method has (what its sweeps vary besides the seed).
-METHOD_HYPERPARAMETERS = {"finetune": (), "ear": ("alpha", "beta", "layer", "m")}
+_ADJUSTMENT = ("adjust_epochs", "adjust_learning_rate", "adjust_reg_weight")
+METHOD_HYPERPARAMETERS = {
+    "finetune": (),
+    "ear": ("alpha", "beta", "layer", "m"),
+    "adjusted": _ADJUSTMENT,
+    "adjusted_continual": (*_ADJUSTMENT, "continual_alpha", "continual_reg_weight"),
+}
 
 # Settings that describe the model's training, not the method: seeds of the same
 # configuration share everything but `seed`.
@@ -53,6 +59,20 @@ class TrialConfig:
     beta: float = 0.1
     layer: int = 6  # 1-based, as in the paper ("layer 6" = attentions[5])
     m: int = 1  # synonym copies per training example, each paired with its original
+
+    # Cross-lingual adjustment (Efimov et al. 2023, after Cao et al. 2020): parallel data
+    # ("synthetic", a directory of line-aligned <name>.<lang> files, or "hub:<OPUS-style id>"),
+    # Eq. 1's optimisation (Cao et al.'s released settings) and regulariser weight, and
+    # Eq. 2's continual weights (alpha 0.01 as in the paper) with pairs per task step.
+    parallel_data: str | None = None
+    parallel_max_sentences: int = 20000
+    adjust_epochs: float = 1.0
+    adjust_learning_rate: float = 5e-5
+    adjust_batch_size: int = 8
+    adjust_reg_weight: float = 1.0
+    continual_alpha: float = 0.01
+    continual_reg_weight: float = 0.01
+    continual_pairs: int = 16
 
     seed: int = 0
     learning_rate: float = 2e-5
@@ -136,6 +156,15 @@ class TrialConfig:
         _at_least("layer", self.layer, 1)
         if self.model == TINY_MODEL and self.layer > self.tiny_layers:
             raise ConfigError("layer", self.layer, f"a layer between 1 and {self.tiny_layers} (the tiny model has tiny_layers={self.tiny_layers})")
+        if self.method in ("adjusted", "adjusted_continual") and not self.parallel_data:
+            raise ConfigError("parallel_data", self.parallel_data, f"'synthetic', a directory of line-aligned files or 'hub:<dataset id>' (method={self.method} needs parallel data)")
+        _at_least("parallel_max_sentences", self.parallel_max_sentences, 10)
+        _positive("adjust_epochs", self.adjust_epochs)
+        _positive("adjust_learning_rate", self.adjust_learning_rate)
+        _at_least("adjust_batch_size", self.adjust_batch_size, 1)
+        for name in ("adjust_reg_weight", "continual_alpha", "continual_reg_weight"):
+            _at_least(name, getattr(self, name), 0.0)
+        _at_least("continual_pairs", self.continual_pairs, 1)
         _at_least("seed", self.seed, 0)
         _positive("learning_rate", self.learning_rate)
         _at_least("batch_size", self.batch_size, 1)

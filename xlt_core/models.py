@@ -11,10 +11,14 @@ from typing import Iterable
 import torch
 from transformers import (
     AutoConfig,
+    AutoModelForQuestionAnswering,
     AutoModelForSequenceClassification,
+    AutoModelForTokenClassification,
     AutoTokenizer,
     BertConfig,
+    BertForQuestionAnswering,
     BertForSequenceClassification,
+    BertForTokenClassification,
     BertTokenizerFast,
     PreTrainedModel,
     PreTrainedTokenizerBase,
@@ -24,14 +28,23 @@ from xlt_core.config import TINY_MODEL, TrialConfig
 from xlt_core.errors import ConfigError
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+# The head a task puts on the encoder: (tiny model class, hub auto class).
+HEADS = {
+    "sequence_classification": (BertForSequenceClassification, AutoModelForSequenceClassification),
+    "token_classification": (BertForTokenClassification, AutoModelForTokenClassification),
+    "question_answering": (BertForQuestionAnswering, AutoModelForQuestionAnswering),
+}
 
 
-def load_model(config: TrialConfig, num_labels: int, training_texts: Iterable[str]) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+def load_model(config: TrialConfig, num_labels: int, training_texts: Iterable[str], head: str = "sequence_classification") -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """The model and tokenizer a trial trains; the head is initialised from `config.seed`.
 
     Attention probabilities are needed by EAR's APT, and transformers 5 defaults to sdpa
     attention, which returns none: every model is loaded with eager attention.
+    `head` is a key of HEADS. For the tiny model, `training_texts` trains the tokenizer;
+    trials with parallel data add its text so target-language words get subwords too.
     """
+    tiny_class, auto_class = HEADS[head]
     torch.manual_seed(config.seed)
     if config.model == TINY_MODEL:
         tokenizer = tiny_tokenizer(training_texts, config.tiny_vocab_size, Path(config.cache_dir))
@@ -45,9 +58,9 @@ def load_model(config: TrialConfig, num_labels: int, training_texts: Iterable[st
             num_labels=num_labels,
         )
         model_config._attn_implementation = "eager"
-        return BertForSequenceClassification(model_config), tokenizer
+        return tiny_class(model_config), tokenizer
     tokenizer = AutoTokenizer.from_pretrained(config.model)
-    model = AutoModelForSequenceClassification.from_pretrained(config.model, num_labels=num_labels, attn_implementation="eager")
+    model = auto_class.from_pretrained(config.model, num_labels=num_labels, attn_implementation="eager")
     return model, tokenizer
 
 

@@ -289,3 +289,13 @@ def _pseudo_word(word: str, lang: str, rng: random.Random) -> str:
     if lang == "de":
         return word[0] + "".join(rng.choices(_DE_SYLLABLES, k=rng.randint(2, 3)))
     return "".join(rng.choices(_RU_SYLLABLES, k=rng.randint(2, 3)))
+
+
+def synthetic_parallel(lang: str) -> list[tuple[str, str]]:
+    """(English, translation) sentence pairs for the adjustment stage: the premises and
+    hypotheses of the English training split with their word-by-word realisation in `lang`.
+
+    Only the text is used (no labels), and the translations are exact by construction."""
+    if lang not in SYNTHETIC_LANGUAGES or lang == "en":
+        raise DataError(f"synthetic parallel data pairs English with {', '.join(l for l in SYNTHETIC_LANGUAGES if l != 'en')}, not {lang!r}")
+    return [(_realise(sentence, "en"), _realise(sentence, lang)) for triple in _english_split("train") for sentence in triple[:2]]

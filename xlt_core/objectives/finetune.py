@@ -38,3 +38,16 @@ class FineTune:
         labels = batch.pop("labels")
         ce = F.cross_entropy(model(**batch).logits, labels)
         return ce, {"ce": ce}
+
+
+@dataclass
+class HeadLoss:
+    """Fine-tuning with the task head's own loss (token classification, extractive QA):
+    the batch carries the head's targets (`labels`, or `start_positions`/`end_positions`).
+    The training set is built by the task, not by this objective."""
+
+    name: str = "finetune"
+
+    def loss(self, model, batch: Batch):
+        ce = model(**batch).loss
+        return ce, {"ce": ce}

@@ -1,0 +1,79 @@
+"""WikiANN (PAN-X) NER: the hub's `unimelb-nlp/wikiann` or a local XTREME download.
+
+Local layout: `<data_dir>/panx/<split>-<lang>.tsv`, one `token<TAB>BIO-tag` a line and a
+blank line between sentences. XTREME's local test files carry no labels, so locally the
+zero-shot evaluation of a target language reads its dev file (the data README's advice);
+on the hub it reads the `test` split. English dev selects the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from xlt_core.errors import DataError
+
+# unimelb-nlp/wikiann's ClassLabel order.
+NER_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC")
+_LABEL_IDS = {name: i for i, name in enumerate(NER_LABELS)}
+_HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
+# Which local file each split reads (test files of the XTREME download have no labels).
+_LOCAL_FILES = {"train": "train", "dev": "dev", "test": "dev"}
+
+
+@dataclass(frozen=True)
+class TaggedSentence:
+    words: tuple[str, ...]
+    tags: tuple[int, ...]  # ids into NER_LABELS
+
+
+def load_ner(source: str, split: str, lang: str, data_dir: str | None = None) -> list[TaggedSentence]:
+    if source == "local":
+        return list(_read_local(Path(data_dir) / "panx" / f"{_LOCAL_FILES[split]}-{lang}.tsv"))
+    if source == "hub":
+        return list(_load_hub(split, lang))
+    raise DataError(f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, or data_source=hub")
+
+
+def available_ner_languages(source: str, split: str, data_dir: str | None) -> list[str] | None:
+    """Languages with local files for a split (a directory listing); None for the hub (not
+    listable offline: checked on loading)."""
+    if source == "hub":
+        return None
+    if source != "local":
+        raise DataError(f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, or data_source=hub")
+    prefix = f"{_LOCAL_FILES[split]}-"
+    return sorted(path.stem[len(prefix):] for path in (Path(data_dir) / "panx").glob(f"{prefix}*.tsv"))
+
+
+@cache
+def _read_local(path: Path) -> tuple[TaggedSentence, ...]:
+    if not path.is_file():
+        raise DataError(f"NER file not found: {path}; the local layout expects <data_dir>/panx/<split>-<lang>.tsv with token<TAB>BIO-tag lines")
+    sentences, words, tags = [], [], []
+    for line_number, line in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line.strip():
+            if words:
+                sentences.append(TaggedSentence(tuple(words), tuple(tags)))
+                words, tags = [], []
+            continue
+        token, sep, tag = line.rpartition("\t")
+        if not sep or tag not in _LABEL_IDS:
+            raise DataError(f"{path}:{line_number}: expected token<TAB>tag with tag one of {', '.join(NER_LABELS)}, got {line!r}")
+        words.append(token)
+        tags.append(_LABEL_IDS[tag])
+    if words:
+        sentences.append(TaggedSentence(tuple(words), tuple(tags)))
+    if not sentences:
+        raise DataError(f"{path}: no sentences")
+    return tuple(sentences)
+
+
+@cache
+def _load_hub(split: str, lang: str) -> tuple[TaggedSentence, ...]:
+    from datasets import load_dataset
+
+    rows = load_dataset("unimelb-nlp/wikiann", lang, split=_HUB_SPLITS[split])
+    return tuple(TaggedSentence(tuple(words), tuple(tags)) for words, tags in zip(rows["tokens"], rows["ner_tags"], strict=True))

@@ -1,0 +1,100 @@
+"""NER as token classification: encoding with first-subword labels, prediction, and
+entity-level scoring (seqeval's CoNLL-style span extraction)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import torch
+from seqeval.metrics.sequence_labeling import get_entities
+
+from xlt_core.data.ner import NER_LABELS, TaggedSentence
+from xlt_core.tasks.pair_classification import pad_batch
+
+IGNORE = -100  # label of non-first subwords and special tokens: no loss, no prediction
+
+
+@dataclass(frozen=True)
+class EncodedTokens:
+    input_ids: list[list[int]]
+    labels: list[list[int]]  # per token: the word's tag at its first subword, else IGNORE
+    first_subword: list[list[int]]  # per word: position of its first subword, -1 if cut off
+    tags: list[tuple[int, ...]]  # gold tags per word
+
+    def __len__(self) -> int:
+        return len(self.input_ids)
+
+
+def encode_tokens(tokenizer, sentences: Sequence[TaggedSentence], max_length: int) -> EncodedTokens:
+    batch = tokenizer([list(s.words) for s in sentences], is_split_into_words=True, truncation=True, max_length=max_length)
+    labels, firsts = [], []
+    for index, sentence in enumerate(sentences):
+        word_ids = batch.word_ids(index)
+        first = [-1] * len(sentence.words)
+        row = [IGNORE] * len(word_ids)
+        for position, word in enumerate(word_ids):
+            if word is not None and first[word] == -1:
+                first[word] = position
+                row[position] = sentence.tags[word]
+        labels.append(row)
+        firsts.append(first)
+    return EncodedTokens(batch["input_ids"], labels, firsts, [s.tags for s in sentences])
+
+
+@dataclass
+class TokenTrainingSet:
+    encoded: EncodedTokens
+    pad_id: int
+
+    def __len__(self) -> int:
+        return len(self.encoded)
+
+    def batch(self, indices: Sequence[int]) -> dict[str, torch.Tensor]:
+        batch = pad_batch([(self.encoded.input_ids[i], [0] * len(self.encoded.input_ids[i])) for i in indices], self.pad_id)
+        labels = torch.full(batch["input_ids"].shape, IGNORE, dtype=torch.long)
+        for row, i in enumerate(indices):
+            labels[row, : len(self.encoded.labels[i])] = torch.tensor(self.encoded.labels[i])
+        batch["labels"] = labels
+        return batch
+
+
+@torch.no_grad()
+def predict_tags(model, encoded: EncodedTokens, batch_size: int, pad_id: int, device: torch.device) -> list[list[int]]:
+    """Predicted tag per word (read at its first subword); a word cut off by the length
+    limit is predicted O."""
+    model.eval()
+    predictions: list[list[int]] = [[] for _ in range(len(encoded))]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded.input_ids[i]))
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        batch = {k: v.to(device) for k, v in pad_batch([(encoded.input_ids[i], [0] * len(encoded.input_ids[i])) for i in chunk], pad_id).items()}
+        best = model(**batch).logits.argmax(dim=-1).cpu().numpy()
+        for row, i in enumerate(chunk):
+            predictions[i] = [int(best[row, p]) if p >= 0 else 0 for p in encoded.first_subword[i]]
+    return predictions
+
+
+def entity_counts(gold: Sequence[str], predicted: Sequence[str]) -> list[int]:
+    """[true positives, false positives, false negatives] of entity spans in one sentence
+    (an entity is right only when its type and both boundaries match)."""
+    gold_entities, predicted_entities = set(get_entities(list(gold))), set(get_entities(list(predicted)))
+    tp = len(gold_entities & predicted_entities)
+    return [tp, len(predicted_entities) - tp, len(gold_entities) - tp]
+
+
+def f1_from_counts(counts: np.ndarray) -> float:
+    """Micro F1 over the summed [tp, fp, fn] counts (0 when there is nothing to find or predict)."""
+    tp, fp, fn = np.asarray(counts).reshape(-1, 3).sum(axis=0)
+    return float(2 * tp / (2 * tp + fp + fn)) if tp + fp + fn else 0.0
+
+
+def score_tags(predictions: Sequence[Sequence[int]], tags: Sequence[Sequence[int]]) -> dict:
+    """Entity-level micro F1 and the per-sentence counts the permutation test recomputes it from."""
+    names = lambda ids: [NER_LABELS[i] for i in ids]  # noqa: E731
+    counts = [entity_counts(names(gold), names(predicted)) for gold, predicted in zip(tags, predictions, strict=True)]
+    value = f1_from_counts(np.asarray(counts))
+    # `scores`: per-sentence F1 (1 for a sentence with no entity either side), for paired views.
+    scores = [f1_from_counts(np.asarray(c)) if sum(c) else 1.0 for c in counts]
+    return {"metric": "f1", "value": value, "counts": counts, "scores": scores, "predictions": [list(p) for p in predictions], "labels": [list(t) for t in tags]}
