@@ -7,15 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from xlt_core.adjustment import prepare_method, tokenizer_texts
 from xlt_core.config import TrialConfig
 from xlt_core.data.ner import NER_LABELS, available_ner_languages, load_ner
+from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.models import load_model
 from xlt_core.objectives.finetune import HeadLoss
 from xlt_core.reporting import Reporter
+from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer
 from xlt_core.tasks.token_classification import TokenTrainingSet, encode_tokens, predict_tags, score_tags
 from xlt_core.train import train
 
@@ -78,5 +81,62 @@ def _save_model(config: TrialConfig, model, tokenizer) -> None:
         tokenizer.save_pretrained(config.save_model_dir)
 
 
-TASK_RUNNERS = {"ner": run_ner_trial}
-TASK_CHECKS = {"ner": check_ner_data}
+# XSR: the first XSR_DEV_PAIRS pairs of each language choose the layer; the rest are the test.
+XSR_DEV_PAIRS = 100
+
+
+def check_xsr_data(config: TrialConfig) -> None:
+    try:
+        available = available_tatoeba_languages(config.data_source, config.data_dir)
+    except DataError as error:
+        raise ConfigError("data_source", config.data_source, str(error)) from None
+    missing = [lang for lang in config.target_langs if available is not None and lang not in available]
+    if missing:
+        raise ConfigError("target_langs", ",".join(missing), f"languages with Tatoeba pairs under {config.data_dir}/tatoeba: {', '.join(available) or 'none'}")
+
+
+def run_xsr_trial(config: TrialConfig, reporter: Reporter):
+    """Sentence retrieval with the encoder itself (no fine-tuning): the original encoder
+    (method finetune) or the adjusted one. Target-language queries against all English
+    sentences of the same part; per layer, the MRR of the gold translation.
+
+    Choosing the reported layer on the test queries would be selection on test, so the
+    first XSR_DEV_PAIRS pairs of each language (a dev part) choose it, and the remaining
+    pairs (at most `max_eval_examples`) are the test: `test/<lang>/mrr` at the chosen
+    layer (per-query reciprocal ranks as the example scores), `test/<lang>/mrr_layer_<k>`
+    for every layer k (0 = embeddings), `xsr_layer/<lang>` the chosen layer, and
+    `dev/<lang>/mrr` and `dev/pooled/mrr` (all dev queries; what the report selects on)."""
+    from xlt_core.trial import TrialResult, _seed_everything
+
+    _seed_everything(config.seed)
+    device = _device()
+    model, tokenizer = load_model(config, 2, tokenizer_texts(config), head="encoder")
+    _, method_metrics = prepare_method(config, model, tokenizer, None, device)
+    encoder = model.base_model.to(device)
+
+    def per_layer(pairs):
+        vectors = lambda sentences: layer_sentence_vectors(encoder, tokenizer, sentences, config.max_seq_length, 2 * config.batch_size, device)  # noqa: E731
+        return mrr_per_layer(vectors(pairs.queries), vectors(pairs.english))
+
+    metrics, scores, pooled = dict(method_metrics), {}, []
+    for lang in config.target_langs:
+        pairs = load_tatoeba(config.data_source, lang, config.data_dir)
+        if len(pairs) <= XSR_DEV_PAIRS:
+            raise DataError(f"Tatoeba {lang}: {len(pairs)} pairs, need more than the {XSR_DEV_PAIRS} dev pairs that choose the layer")
+        dev_ranks = per_layer(pairs.select(0, XSR_DEV_PAIRS))
+        layer = choose_layer(dev_ranks.mean(axis=1))
+        test_end = XSR_DEV_PAIRS + config.max_eval_examples if config.max_eval_examples else None
+        test_ranks = per_layer(pairs.select(XSR_DEV_PAIRS, test_end))
+        metrics[f"xsr_layer/{lang}"] = layer
+        metrics |= {f"test/{lang}/mrr_layer_{k}": float(row.mean()) for k, row in enumerate(test_ranks)}
+        for split, ranks in (("dev", dev_ranks[layer]), ("test", test_ranks[layer])):
+            metrics[f"{split}/{lang}/mrr"] = float(ranks.mean())
+            scores[f"{split}-{lang}"] = {"split": split, "lang": lang, "metric": "mrr", "layer": layer, "scores": ranks.tolist()}
+        pooled.append(dev_ranks[layer])
+    metrics["dev/pooled/mrr"] = float(np.concatenate(pooled).mean())
+    _save_model(config, model, tokenizer)
+    return TrialResult(metrics, scores, 0, 0.0)
+
+
+TASK_RUNNERS = {"ner": run_ner_trial, "xsr": run_xsr_trial}
+TASK_CHECKS = {"ner": check_ner_data, "xsr": check_xsr_data}
