@@ -144,6 +144,23 @@ def adjust_xsr(preset: str, data_dir: str | None) -> SweepSpec:
     return SweepSpec("adjust_xsr", base, points, seeds=[1, 2, 3, 4, 5], preset=preset, selection_metric="dev/pooled/mrr")
 
 
+def adjust_qa(preset: str, data_dir: str | None) -> SweepSpec:
+    """Extractive QA: trained on English, evaluated on XQuAD, MLQA, TyDiQA-GoldP (and XQuAD's
+    cross-lingual directions); the paper's test on F1 is the paired t-test."""
+    points = spaces.adjustment_points(SMOKE_ADJUSTMENT if preset == "smoke" else spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING)
+    if preset == "smoke":
+        data_dir = _require_data_dir("QA", data_dir)
+        # Offline training on the English TyDiQA-GoldP train file; tiny sizes keep a trial short.
+        base = {**SMOKE_TRAINING, "task": "qa", "data_source": "local", "data_dir": data_dir, "target_langs": ["vi", "es"],
+                "parallel_data": f"{data_dir}/parallel", "max_seq_length": 128, "max_train_examples": 200, "max_eval_examples": 30, "epochs": 2.0}
+        return SweepSpec("adjust_qa", base, points, seeds=[0, 1], preset=preset)
+    # XTREME's QA budget for mBERT: lr 3e-5, batch 32 (we keep 32), 2 epochs, length 384 (windows overlap by 128).
+    base = {**PAPER_TRAINING, **PAPER_PARALLEL, "task": "qa", "target_langs": ["ar", "de", "es", "hi", "ru", "vi", "zh"],
+            "learning_rate": 3e-5, "max_seq_length": 384, "epochs": 2.0}
+    base.update(_data_settings(data_dir, default_source="hub"))
+    return SweepSpec("adjust_qa", base, points, seeds=[1, 2, 3, 4, 5], preset=preset)
+
+
 XSR_TARGETS = ("ar", "de", "es", "fr", "hi", "ru", "vi", "zh")
 
-PRESETS = {"ear_xnli": ear_xnli, "adjust_xnli": adjust_xnli, "adjust_ner": adjust_ner, "adjust_xsr": adjust_xsr}
+PRESETS = {"ear_xnli": ear_xnli, "adjust_xnli": adjust_xnli, "adjust_ner": adjust_ner, "adjust_xsr": adjust_xsr, "adjust_qa": adjust_qa}
