@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--baseline", default=DEFAULT_BASELINE_METHOD,
                         help=f"baseline method (default {DEFAULT_BASELINE_METHOD})")
     report.add_argument("--metric", help="selection metric on a dev split (default: "
-                        "dev/en/accuracy, else the sweep's dev/en metric)")
+                        "the parent run's selection_metric param, else dev/en/accuracy, else the sweep's dev/en metric)")
     report.add_argument("--model-name", help="registered model name (default: the experiment)")
     report.add_argument("--no-register", action="store_true",
                         help="do not register the selected model")

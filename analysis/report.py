@@ -355,7 +355,8 @@ def report_sweep(tracking_uri: str, experiment: str, parent_run_id: str | None =
     ``significance_test`` overrides the parent run's param. With ``register`` the best
     seed of the selected configuration is registered as ``models:/<model_name>@champion``
     (``model_name`` defaults to the experiment name) when its run logged a model.
-    ``selection_metric`` defaults to dev/en/accuracy, else the sweep's English-dev metric.
+    ``selection_metric`` defaults to the parent run's ``selection_metric`` param, else
+    dev/en/accuracy, else the sweep's English-dev metric.
     """
     # One progress bar per downloaded score file would bury the summary.
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
@@ -364,6 +365,8 @@ def report_sweep(tracking_uri: str, experiment: str, parent_run_id: str | None =
     run_id = parent.info.run_id
     test = _significance_test(parent, significance_test)
     trials = collect_trials(client, run_id)
+    # A sweep without English dev queries (retrieval) names its own in the parent's params.
+    selection_metric = selection_metric or parent.data.params.get("selection_metric")
     selection = select_best(trials, selection_metric or default_selection_metric(trials),
                             baseline_method)
     baseline_key = baseline_config_key(trials, baseline_method)

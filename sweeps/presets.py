@@ -32,6 +32,8 @@ class SweepSpec:
     # artifact, so the report can register the selected one. On for smoke (the tiny model
     # is ~2 MB); off for paper presets (~700 MB per mBERT trial): `--set log_models=true`.
     log_models: bool = False
+    # The dev metric the report selects on (parent-run param); None: English dev's.
+    selection_metric: str | None = None
     extra_tags: dict = field(default_factory=dict)
 
 
@@ -127,4 +129,38 @@ def adjust_ner(preset: str, data_dir: str | None) -> SweepSpec:
     return SweepSpec("adjust_ner", base, points, seeds=[1, 2, 3, 4, 5], preset=preset, significance_test="permutation")
 
 
-PRESETS = {"ear_xnli": ear_xnli, "adjust_xnli": adjust_xnli, "adjust_ner": adjust_ner}
+def adjust_xsr(preset: str, data_dir: str | None) -> SweepSpec:
+    """Tatoeba retrieval with the encoder itself: original vs adjusted (no fine-tuning, so no
+    continual learning: Eq. 2 needs a task loss). XSR has no English queries: the report
+    selects on `dev/pooled/mrr` (the dev pairs of every language); the test is the t-test."""
+    points = spaces.adjustment_points(SMOKE_ADJUSTMENT if preset == "smoke" else spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING)[:2]
+    if preset == "smoke":
+        data_dir = _require_data_dir("XSR", data_dir)
+        base = {**SMOKE_TRAINING, "task": "xsr", "data_source": "local", "data_dir": data_dir, "target_langs": ["vi", "de", "es"],
+                "parallel_data": f"{data_dir}/parallel", "max_eval_examples": 400}
+        return SweepSpec("adjust_xsr", base, points, seeds=[0, 1], preset=preset, selection_metric="dev/pooled/mrr")
+    base = {**PAPER_TRAINING, **PAPER_PARALLEL, "task": "xsr", "target_langs": list(XSR_TARGETS)}
+    base.update(_data_settings(data_dir, default_source="hub"))
+    return SweepSpec("adjust_xsr", base, points, seeds=[1, 2, 3, 4, 5], preset=preset, selection_metric="dev/pooled/mrr")
+
+
+def adjust_qa(preset: str, data_dir: str | None) -> SweepSpec:
+    """Extractive QA: trained on English, evaluated on XQuAD, MLQA, TyDiQA-GoldP (and XQuAD's
+    cross-lingual directions); the paper's test on F1 is the paired t-test."""
+    points = spaces.adjustment_points(SMOKE_ADJUSTMENT if preset == "smoke" else spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING)
+    if preset == "smoke":
+        data_dir = _require_data_dir("QA", data_dir)
+        # Offline training on the English TyDiQA-GoldP train file; tiny sizes keep a trial short.
+        base = {**SMOKE_TRAINING, "task": "qa", "data_source": "local", "data_dir": data_dir, "target_langs": ["vi", "es"],
+                "parallel_data": f"{data_dir}/parallel", "max_seq_length": 128, "max_train_examples": 200, "max_eval_examples": 30, "epochs": 2.0}
+        return SweepSpec("adjust_qa", base, points, seeds=[0, 1], preset=preset)
+    # XTREME's QA budget for mBERT: lr 3e-5, batch 32 (we keep 32), 2 epochs, length 384 (windows overlap by 128).
+    base = {**PAPER_TRAINING, **PAPER_PARALLEL, "task": "qa", "target_langs": ["ar", "de", "es", "hi", "ru", "vi", "zh"],
+            "learning_rate": 3e-5, "max_seq_length": 384, "epochs": 2.0}
+    base.update(_data_settings(data_dir, default_source="hub"))
+    return SweepSpec("adjust_qa", base, points, seeds=[1, 2, 3, 4, 5], preset=preset)
+
+
+XSR_TARGETS = ("ar", "de", "es", "fr", "hi", "ru", "vi", "zh")
+
+PRESETS = {"ear_xnli": ear_xnli, "adjust_xnli": adjust_xnli, "adjust_ner": adjust_ner, "adjust_xsr": adjust_xsr, "adjust_qa": adjust_qa}

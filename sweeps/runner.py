@@ -56,7 +56,7 @@ def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
     parent_run_id = tracking.start_parent_run(
         client,
         experiment_id,
-        params={"preset": spec.preset, "strategy": spec.strategy, "significance_test": spec.significance_test, "log_models": spec.log_models, "seeds": ",".join(map(str, spec.seeds)), "n_trials": len(trials), "n_configurations": len(spec.points), **{f"base.{k}": v for k, v in spec.base.items()}},
+        params={"preset": spec.preset, "strategy": spec.strategy, "significance_test": spec.significance_test, **({"selection_metric": spec.selection_metric} if spec.selection_metric else {}), "log_models": spec.log_models, "seeds": ",".join(map(str, spec.seeds)), "n_trials": len(trials), "n_configurations": len(spec.points), **{f"base.{k}": v for k, v in spec.base.items()}},
         tags={"mlflow.runName": f"{spec.experiment}-{spec.preset}-{time.strftime('%Y%m%d-%H%M%S')}", "code_version": _code_version(), **spec.extra_tags},
     )
     print(f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {len(spec.points)} configurations x {len(spec.seeds)} seeds = {len(trials)} trials; MLflow {options.tracking_uri}, parent run {parent_run_id}", flush=True)

@@ -158,6 +158,12 @@ class TrialConfig:
             raise ConfigError("layer", self.layer, f"a layer between 1 and {self.tiny_layers} (the tiny model has tiny_layers={self.tiny_layers})")
         if self.method in ("adjusted", "adjusted_continual") and not self.parallel_data:
             raise ConfigError("parallel_data", self.parallel_data, f"'synthetic', a directory of line-aligned files or 'hub:<dataset id>' (method={self.method} needs parallel data)")
+        if self.task == "xsr" and self.method == "adjusted_continual":
+            # Eq. 2 adds the alignment loss to a task loss; retrieval evaluates the encoder
+            # without fine-tuning, so there is no task loss to add it to.
+            raise ConfigError("method", self.method, "finetune (the original encoder) or adjusted for task=xsr, which has no fine-tuning")
+        if self.task == "xsr" and self.model == TINY_MODEL and not self.parallel_data:
+            raise ConfigError("parallel_data", self.parallel_data, "parallel data for task=xsr with the tiny model (its tokenizer is trained on the parallel text)")
         _at_least("parallel_max_sentences", self.parallel_max_sentences, 10)
         _positive("adjust_epochs", self.adjust_epochs)
         _positive("adjust_learning_rate", self.adjust_learning_rate)

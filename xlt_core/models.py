@@ -11,6 +11,7 @@ from typing import Iterable
 import torch
 from transformers import (
     AutoConfig,
+    AutoModel,
     AutoModelForQuestionAnswering,
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
@@ -19,6 +20,7 @@ from transformers import (
     BertForQuestionAnswering,
     BertForSequenceClassification,
     BertForTokenClassification,
+    BertModel,
     BertTokenizerFast,
     PreTrainedModel,
     PreTrainedTokenizerBase,
@@ -33,6 +35,8 @@ HEADS = {
     "sequence_classification": (BertForSequenceClassification, AutoModelForSequenceClassification),
     "token_classification": (BertForTokenClassification, AutoModelForTokenClassification),
     "question_answering": (BertForQuestionAnswering, AutoModelForQuestionAnswering),
+    # No head: tasks that read the encoder itself (sentence retrieval).
+    "encoder": (BertModel, AutoModel),
 }
 
 

@@ -1,0 +1,79 @@
+"""Extractive QA: SQuAD v1.1 F1/EM on a worked example, windows with a stride and their
+answer positions, span decoding, the XQuAD cross-lingual sets, and the local readers."""
+
+import numpy as np
+import pytest
+
+from xlt_core.data.squad import QAExample, available_eval_languages, cross_lingual, read_squad_json
+from xlt_core.errors import DataError
+from xlt_core.models import tiny_tokenizer
+from xlt_core.tasks.extractive_qa import best_span, encode_qa, exact_match, normalize_answer, score_answers, token_f1
+
+
+def _example(question, context, answer, id_="q1", more=()):
+    return QAExample(id_, question, context, (answer, *more), context.index(answer))
+
+
+def test_f1_and_exact_match_on_a_worked_example():
+    assert normalize_answer("The  Eiffel Tower!") == "eiffel tower"
+    assert exact_match("the Eiffel tower", "Eiffel Tower.") == 1.0
+    # prediction "eiffel tower in paris" vs gold "eiffel tower": 2 common tokens,
+    # precision 2/4, recall 2/2, F1 = 2 * 0.5 * 1 / 1.5 = 2/3
+    assert token_f1("Eiffel Tower in Paris", "the Eiffel Tower") == pytest.approx(2 / 3)
+    assert token_f1("Paris", "Eiffel Tower") == 0.0
+    examples = [_example("q", "the Eiffel Tower in Paris", "Eiffel Tower", more=("Eiffel Tower in Paris",)), _example("q", "in 1889 it opened", "1889", "q2")]
+    scored = score_answers(["Eiffel Tower in Paris", "1889 it"], examples)
+    # Q1: the second gold answer matches exactly (F1 1, EM 1); Q2: F1 = 2*(1/2*1)/(1.5) = 2/3, EM 0
+    assert scored["scores"] == pytest.approx([1.0, 2 / 3])
+    assert scored["exact_match_scores"] == [1.0, 0.0]
+    assert scored["value"] == pytest.approx((1 + 2 / 3) / 2) and scored["exact_match"] == 0.5
+
+
+def test_long_context_is_split_into_overlapping_windows_with_the_answer_positions(tmp_path):
+    words = [f"w{i}" for i in range(60)]
+    context = " ".join(words)
+    tokenizer = tiny_tokenizer([context, "where is it"] * 3, 150, tmp_path)
+    example = _example("where is it", context, "w40 w41")
+    features = encode_qa(tokenizer, [example], max_length=32, stride=8)
+    assert len(features) > 1 and set(features.example_index) == {0}
+    found = []
+    for row in range(len(features)):
+        start, end = features.start_positions[row], features.end_positions[row]
+        if start:
+            offsets = features.offsets[row]
+            found.append(context[offsets[start][0] : offsets[end][1]])
+    assert found and set(found) == {"w40 w41"}  # the windows holding the answer point at it
+    # consecutive windows overlap: the first context token of a window reappears in the one before
+    first_spans = [next(o for o in offsets if o is not None) for offsets in features.offsets]
+    last_spans = [[o for o in offsets if o is not None][-1] for offsets in features.offsets]
+    assert all(first_spans[k + 1][0] < last_spans[k][1] for k in range(len(features) - 1))
+
+
+def test_best_span_respects_order_context_and_length():
+    offsets = [None, (0, 3), (4, 7), (8, 11), None]
+    start = np.array([9.0, 0.0, 6.0, 5.0, 9.0])
+    end = np.array([9.0, 0.0, 0.5, 4.0, 9.0])
+    # the special tokens (None) score highest but are not context; start 2 + end 1 would be
+    # reversed; the valid spans: (2,2)=6.5, (2,3)=10, (3,3)=9, ...: (2,3) wins
+    assert best_span(start, end, offsets) == (10.0, 2, 3)
+    assert best_span(start, end, [None] * 5) is None
+
+
+def test_xquad_cross_lingual_sets_pair_questions_and_contexts_by_id(shared_data):
+    english = read_squad_json(shared_data / "xquad" / "xquad.en.json")
+    spanish = read_squad_json(shared_data / "xquad" / "xquad.es.json")
+    es_questions_en_contexts = cross_lingual(list(spanish), list(english))
+    assert len(es_questions_en_contexts) == len(english) == 1190
+    first = es_questions_en_contexts[0]
+    source = next(e for e in spanish if e.id == first.id)
+    assert first.question == source.question and first.context == english[0].context and first.answers == english[0].answers
+    assert {"en", "es", "vi"} <= set(available_eval_languages("local", "xquad", str(shared_data)))
+    assert "ru" in available_eval_languages("local", "tydiqa", str(shared_data))
+    assert "zh" in available_eval_languages("local", "mlqa", str(shared_data))
+
+
+def test_a_file_that_is_not_squad_json_is_named(tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "1"}]}]}]}')
+    with pytest.raises(DataError, match="bad.json: not SQuAD v1.1 JSON"):
+        read_squad_json(path)

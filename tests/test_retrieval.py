@@ -1,0 +1,86 @@
+"""XSR: reciprocal ranks and MRR on a worked example, layer choice, padding-free mean
+pooling, the Tatoeba reader, and the settings XSR refuses."""
+
+import numpy as np
+import pytest
+import torch
+
+from xlt_core.config import TrialConfig
+from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
+from xlt_core.errors import ConfigError, DataError
+from xlt_core.models import tiny_tokenizer
+from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer, reciprocal_ranks
+
+
+def test_mrr_on_a_worked_example():
+    # Three queries, three English candidates; the gold candidate of query i is candidate i.
+    queries = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    candidates = torch.tensor([[2.0, 0.1], [1.0, 0.0], [-1.0, 0.2]])
+    # cosines: q0 -> c0 0.9988, c1 1.0 (more similar than gold): rank 2
+    #          q1 -> c1 0.0 < c0 0.0499, c2 0.196: rank 3
+    #          q2 -> c2 -0.555, below c0 and c1: rank 3
+    ranks = reciprocal_ranks(queries, candidates)
+    np.testing.assert_allclose(ranks, [1 / 2, 1 / 3, 1 / 3])
+    assert ranks.mean() == pytest.approx((1 / 2 + 1 / 3 + 1 / 3) / 3)
+
+
+def test_cosine_ignores_length_and_ties_do_not_push_gold_down():
+    queries = torch.tensor([[1.0, 0.0], [0.0, 3.0]])
+    candidates = torch.tensor([[5.0, 0.0], [0.0, 1.0]])
+    np.testing.assert_allclose(reciprocal_ranks(queries, candidates), [1.0, 1.0])
+    tied = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+    np.testing.assert_allclose(reciprocal_ranks(tied, tied), [1.0, 1.0])
+
+
+def test_per_layer_ranks_and_layer_choice():
+    identity = torch.eye(3)
+    shuffled = identity[[1, 2, 0]]
+    # layer 0 retrieves nothing right first, layer 1 everything
+    ranks = mrr_per_layer(torch.stack([identity, identity]), torch.stack([shuffled, identity]))
+    assert ranks.shape == (2, 3)
+    np.testing.assert_allclose(ranks[1], 1.0)
+    assert ranks[0].max() < 1.0
+    assert choose_layer(ranks.mean(axis=1)) == 1
+    assert choose_layer([0.3, 0.5, 0.5]) == 1  # a tie goes to the lower layer
+
+
+def test_mean_pooling_ignores_padding(tmp_path):
+    from transformers import BertConfig, BertModel
+
+    tokenizer = tiny_tokenizer(["the cat sat on the mat", "a dog ran far away from home"] * 5, 120, tmp_path)
+    torch.manual_seed(0)
+    encoder = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32))
+    sentences = ["the cat", "a dog ran far away from home"]
+    together = layer_sentence_vectors(encoder, tokenizer, sentences, 32, 8, torch.device("cpu"))
+    alone = layer_sentence_vectors(encoder, tokenizer, sentences[:1], 32, 8, torch.device("cpu"))
+    assert together.shape == (3, 2, 16)  # embeddings + 2 layers, 2 sentences
+    torch.testing.assert_close(together[:, 0], alone[:, 0], atol=1e-5, rtol=1e-5)
+    ids = tokenizer(sentences[:1])["input_ids"]
+    with torch.no_grad():
+        hidden = encoder(torch.tensor(ids), output_hidden_states=True).hidden_states[2]
+    torch.testing.assert_close(alone[2, 0], hidden[0].mean(dim=0), atol=1e-5, rtol=1e-5)
+
+
+def test_local_tatoeba_pairs(shared_data):
+    assert {"de", "es", "vi", "zh"} <= set(available_tatoeba_languages("local", str(shared_data)))
+    pairs = load_tatoeba("local", "de", str(shared_data))
+    assert len(pairs) == 1000 and pairs.english[0] == "Mary said she didn't know where Tom was."
+    assert pairs.queries[0].startswith("Maria sagte")
+    assert len(pairs.select(100)) == 900
+
+
+def test_misaligned_files_are_named(tmp_path):
+    (tmp_path / "tatoeba").mkdir()
+    (tmp_path / "tatoeba" / "tatoeba.deu-eng.deu").write_text("a\nb\n")
+    (tmp_path / "tatoeba" / "tatoeba.deu-eng.eng").write_text("a\n")
+    with pytest.raises(DataError, match="tatoeba.deu-eng.deu has 2 lines"):
+        load_tatoeba("local", "de", str(tmp_path))
+    with pytest.raises(DataError, match="no Tatoeba code known for language 'xx'"):
+        load_tatoeba("local", "xx", str(tmp_path))
+
+
+def test_xsr_refuses_continual_learning_and_a_tiny_model_without_parallel_data():
+    with pytest.raises(ConfigError, match="method"):
+        TrialConfig.from_dict({"task": "xsr", "method": "adjusted_continual", "parallel_data": "synthetic"})
+    with pytest.raises(ConfigError, match="parallel_data"):
+        TrialConfig.from_dict({"task": "xsr", "method": "finetune"})
