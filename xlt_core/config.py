@@ -134,7 +134,7 @@ class TrialConfig:
         _at_least("beta", self.beta, 0.0)
         _at_least("m", self.m, 1)
         _at_least("layer", self.layer, 1)
-        if self.model == TINY_MODEL and self.layer > self.tiny_layers:
+        if self.model == TINY_MODEL and "layer" in METHOD_HYPERPARAMETERS[self.method] and self.layer > self.tiny_layers:
             raise ConfigError("layer", self.layer, f"a layer between 1 and {self.tiny_layers} (the tiny model has tiny_layers={self.tiny_layers})")
         _at_least("seed", self.seed, 0)
         _positive("learning_rate", self.learning_rate)
