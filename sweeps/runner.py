@@ -66,11 +66,30 @@ def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
         if trial.config_key() not in checked:
             check_resources(trial)
             checked.add(trial.config_key())
+    _read_local_data(trials)
     if spec.strategy == search.PHASE_SEARCH:
         search.search_ranges(spec)
         if not search.baseline_points(spec):
             raise ConfigError("--strategy", "search", "a sweep with a baseline configuration to re-run in phase 2")
     return trials
+
+
+def _read_local_data(trials: list[TrialConfig]) -> None:
+    """Local files are read once here (seconds), so that a corrupt line stops the sweep
+    before Ray starts rather than failing every trial; hub data is left to the trials."""
+    from xlt_core.data.loading import load_split, load_synonyms
+
+    seen = set()
+    for trial in trials:
+        if trial.data_source != "local":
+            continue
+        for split, lang in [("train", trial.source_lang), ("dev", trial.source_lang), *(("test", lang) for lang in (trial.source_lang, *trial.target_langs))]:
+            if (trial.data_dir, split, lang) not in seen:
+                load_split(trial, split, lang)
+                seen.add((trial.data_dir, split, lang))
+        if trial.uses_synonyms and (trial.synonym_path(), "synonyms") not in seen:
+            load_synonyms(trial)
+            seen.add((trial.synonym_path(), "synonyms"))
 
 
 def sweep_key(spec: SweepSpec) -> str:
@@ -85,12 +104,15 @@ def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(options.tracking_uri)
-    experiment_id = tracking.ensure_experiment(client, spec.experiment, options.tracking_uri)
     key = sweep_key(spec)
-    resumed = tracking.find_resumable_parent(client, experiment_id, key) if options.resume else None
+    resumed = None
+    if options.resume:
+        experiment = client.get_experiment_by_name(spec.experiment)
+        resumed = tracking.find_resumable_parent(client, experiment.experiment_id, key) if experiment else None
     if options.resume and resumed is None:
         raise ConfigError("--resume", True, f"an interrupted sweep with these settings in experiment {spec.experiment} at {options.tracking_uri}; there is none (run without --resume to start it)")
 
+    experiment_id = tracking.ensure_experiment(client, spec.experiment, options.tracking_uri)
     with _ray_session(options.address) as cluster:
         resources = trial_resources(spec.cpus_per_trial, options.trials_per_gpu, cluster)
         check_gpus_present(options.trials_per_gpu, cluster, joined_cluster=bool(options.address or os.environ.get("RAY_ADDRESS")))
