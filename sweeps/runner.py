@@ -169,6 +169,7 @@ class _Phases:
         if self.tags[tracking.STAGE_TAG] == search.PHASE_SEARCH:
             phase1 = self._fit(search.PHASE_SEARCH, self._search_tuner())
             failed += _count_failed(phase1)
+            search.record_study(phase1, search.search_ranges(self.spec), self.tags[OPTUNA_STORAGE_TAG], self.tags["optuna_study"])
             points = [*search.baseline_points(self.spec), *search.top_configurations(phase1, self.spec.top_k)]
             tracking.set_tags(self.client, self.parent_run_id, {FINAL_POINTS_TAG: json.dumps(points), tracking.STAGE_TAG: search.PHASE_FINAL})
             self.tags = {**self.tags, FINAL_POINTS_TAG: json.dumps(points)}
@@ -227,7 +228,6 @@ class _Phases:
         return tune.Tuner(self._trainable(), param_space=space, run_config=self._run_config(phase))
 
     def _search_tuner(self):
-        import optuna
         from ray import tune
         from ray.tune.schedulers import ASHAScheduler
         from ray.tune.search.optuna import OptunaSearch
@@ -242,7 +242,6 @@ class _Phases:
             mode=search.MODE,
             points_to_evaluate=search.starting_points(self.spec, ranges) or None,
             study_name=self.tags[tracking.RAY_NAME_TAG],
-            storage=optuna.storages.RDBStorage(self.tags[OPTUNA_STORAGE_TAG]),
             seed=self.spec.seeds[0],
         )
         scheduler = ASHAScheduler(time_attr="training_iteration", metric=search.METRIC, mode=search.MODE, max_t=search.asha_max_t(self.spec), grace_period=1, reduction_factor=2)
@@ -308,7 +307,7 @@ def _start_parent(client, experiment_id: str, spec: SweepSpec, options: SweepOpt
         **spec.extra_tags,
     }
     if spec.strategy == search.PHASE_SEARCH:
-        # The Optuna study lives beside mlflow.db: `optuna-dashboard sqlite:///optuna.db`.
+        # Phase 1 is written there as an Optuna study when it ends: `optuna-dashboard sqlite:///optuna.db`.
         tags.update({REPORT_PHASE_TAG: search.PHASE_FINAL, OPTUNA_STORAGE_TAG: f"sqlite:///{Path(OPTUNA_DB).resolve()}", "optuna_study": run_name})
     params = {
         "preset": spec.preset,

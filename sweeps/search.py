@@ -90,6 +90,53 @@ def starting_points(spec: SweepSpec, ranges: Mapping[str, Mapping[str, tuple]]) 
     return points
 
 
+def record_study(results, ranges: Mapping[str, Mapping[str, tuple]], storage: str, study_name: str) -> int:
+    """Write phase 1 as an Optuna study in `storage` (e.g. sqlite:///optuna.db) for
+    `optuna-dashboard`: finished trials COMPLETE with their dev score, trials ASHA stopped
+    PRUNED with their curve, failed ones FAIL. The searcher itself keeps its study in memory,
+    inside Tune's experiment checkpoint, so a resumed search restores one consistent state
+    (a database updated apart from that checkpoint disagrees with it after a crash).
+    Returns the number of trials written."""
+    import optuna
+
+    from sweeps.trainable import FAILURE, TRIAL_COMPLETE
+
+    if study_name in optuna.get_all_study_names(storage):
+        optuna.delete_study(study_name=study_name, storage=storage)
+    study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize" if MODE == "max" else "minimize")
+    written = 0
+    for result in results:
+        metrics, point = result.metrics or {}, result.config["point"]
+        curve = result.metrics_dataframe[METRIC].dropna() if result.metrics_dataframe is not None and METRIC in result.metrics_dataframe else []
+        if result.error is not None or metrics.get(FAILURE):
+            state, value = optuna.trial.TrialState.FAIL, None
+        elif metrics.get(TRIAL_COMPLETE):
+            state, value = optuna.trial.TrialState.COMPLETE, metrics[METRIC]
+        else:
+            state, value = optuna.trial.TrialState.PRUNED, None
+        study.add_trial(optuna.trial.create_trial(
+            params={f"point/{name}": value for name, value in point.items()},
+            distributions=_distributions(ranges, point),
+            value=value,
+            state=state,
+            intermediate_values={int(step): float(v) for step, v in enumerate(curve, start=1)},
+        ))
+        written += 1
+    return written
+
+
+def _distributions(ranges: Mapping[str, Mapping[str, tuple]], point: Mapping) -> dict:
+    import optuna
+
+    distributions = {"point/method": optuna.distributions.CategoricalDistribution(sorted(ranges))}
+    for name, bounds in ranges[point["method"]].items():
+        if bounds[0] == "choice":
+            distributions[f"point/{name}"] = optuna.distributions.CategoricalDistribution(list(bounds[1]))
+        else:
+            distributions[f"point/{name}"] = optuna.distributions.FloatDistribution(bounds[1], bounds[2], step=bounds[3])
+    return distributions
+
+
 def top_configurations(results, k: int) -> list[dict]:
     """The k best distinct phase-1 configurations. Trials that ran to the end rank first,
     by their selected model's English dev accuracy (the curve's final value); trials ASHA

@@ -77,6 +77,13 @@ def run_tracked_trial(space: dict) -> None:
         tags={"method": config.method, "config_key": config.config_key(), "config_label": config.config_label(), "phase": space["phase"]},
         run_name=label,
     )
+    dev_key = f"dev/{config.source_lang}/accuracy"
+    run = client.get_run(run_id)
+    if run.info.status == "FINISHED":
+        # Finished and logged, but the driver died before Tune recorded it: report, don't redo.
+        metrics = {key: value for key, value in run.data.metrics.items() if not key.startswith("train/")}
+        tune.report({**metrics, DEV_CURVE: metrics[dev_key], TRIAL_COMPLETE: True, MLFLOW_LOGGED: True, MLFLOW_RUN_ID: run_id})
+        return
     checkpoint = tune.get_checkpoint()
     # Where this attempt runs; `resumed_from_checkpoint` marks a restarted trial.
     tracking.set_tags(client, run_id, {"ray_node_id": ray.get_runtime_context().get_node_id(), "device": _device_name(), "resumed_from_checkpoint": checkpoint is not None})
@@ -84,7 +91,7 @@ def run_tracked_trial(space: dict) -> None:
     if checkpoint is not None:
         directory = checkpoint.to_directory()
         if tracking.has_trial_results(directory):  # trained and evaluated before: only logging is left
-            _finish(client, run_id, label, Path(directory), f"dev/{config.source_lang}/accuracy")
+            _finish(client, run_id, label, Path(directory), dev_key)
             return
     reporter = RayMlflowReporter(client, run_id, label)
     try:
@@ -102,7 +109,7 @@ def run_tracked_trial(space: dict) -> None:
     with tempfile.TemporaryDirectory(prefix="xlt-results-") as directory:
         final = {**result.metrics, "train/best_step": result.best_step, "train/seconds": result.train_seconds}
         tracking.write_trial_results(Path(directory), final, result.best_step, result.example_scores, reporter.pending)
-        _finish(client, run_id, label, Path(directory), f"dev/{config.source_lang}/accuracy")
+        _finish(client, run_id, label, Path(directory), dev_key)
 
 
 def _finish(client: MlflowClient, run_id: str, label: str, directory: Path, dev_key: str) -> None:
