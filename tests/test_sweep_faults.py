@@ -53,13 +53,18 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
     try:
         driver.start()
 
-        def training_run_with_curve():
+        def training_run_with_checkpoint():
+            """A running, converging trial whose first checkpoint Tune has recorded (the driver
+            wrote its result.json line, which it does after registering the checkpoint)."""
             for run in child_runs(uri):
-                if run.info.status == "RUNNING" and "train/loss" in run.data.metrics and float(run.data.params.get("learning_rate", 0)) < 1:
-                    return run
+                if run.info.status == "RUNNING" and float(run.data.params.get("learning_rate", 0)) < 1:
+                    for trial_dir in tmp_path.glob(f"ray_results/*/*{run.data.tags['ray_trial_id']}*"):
+                        results = trial_dir / "result.json"
+                        if list(trial_dir.glob("checkpoint_*")) and results.is_file() and results.read_text().strip():
+                            return run
             return None
 
-        victim = wait_for(training_run_with_curve, 300, "a trial with a checkpoint", interval_s=0.2)
+        victim = wait_for(training_run_with_checkpoint, 300, "a trial with a checkpoint", interval_s=0.2)
         node = next(w for w in workers if w.node_id == victim.data.tags["ray_node_id"])
         cluster.remove_node(node)
         driver.join(timeout=400)
