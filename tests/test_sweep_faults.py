@@ -12,7 +12,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-import pytest
 import requests
 from mlflow.tracking import MlflowClient
 
