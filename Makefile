@@ -24,4 +24,4 @@ test: $(INSTALLED)
 	$(PY) -m pytest
 
 clean:
-	rm -rf $(VENV) .cache ray_results mlflow.db mlartifacts
+	rm -rf $(VENV) .cache ray_results mlflow.db mlartifacts optuna.db reports

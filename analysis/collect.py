@@ -19,6 +19,9 @@ ROLE_TAG = "xlt.role"
 PARENT_ROLE = "parent"
 TRIAL_ROLE = "trial"
 PARENT_RUN_TAG = "mlflow.parentRunId"
+PHASE_TAG = "phase"
+# Set on the parent of a two-phase search: only that phase's trials are its results.
+REPORT_PHASE_TAG = "xlt.report_phase"
 SOURCE_LANGUAGE = "en"
 
 # Columns that identify a trial; every other non-metric column is a hyperparameter.
@@ -164,12 +167,22 @@ def _trial_row(run: Run) -> dict:
     return row
 
 
-def collect_trials(client: MlflowClient, parent_run_id: str) -> pd.DataFrame:
-    """One row per finished trial of the sweep: identity columns, params, evaluation metrics."""
-    experiment_id = client.get_run(parent_run_id).info.experiment_id
-    runs = _search_all_runs(client, experiment_id, _finished_trials_filter(parent_run_id))
+def collect_trials(client: MlflowClient, parent_run_id: str, phase: str | None = None) -> pd.DataFrame:
+    """One row per finished trial of the sweep: identity columns, params, evaluation metrics.
+
+    Only the trials tagged ``phase`` when given, else those of the parent's
+    ``xlt.report_phase`` tag when it has one (a two-phase search reports its final phase,
+    never the one-seed search phase), else every trial.
+    """
+    parent = client.get_run(parent_run_id)
+    phase = phase or parent.data.tags.get(REPORT_PHASE_TAG)
+    filter_string = _finished_trials_filter(parent_run_id)
+    if phase:
+        filter_string += f" and tags.`{PHASE_TAG}` = '{phase}'"
+    runs = _search_all_runs(client, parent.info.experiment_id, filter_string)
     if not runs:
-        raise AnalysisError(f"parent run {parent_run_id} has no finished trial runs")
+        where = f" in phase {phase!r}" if phase else ""
+        raise AnalysisError(f"parent run {parent_run_id} has no finished trial runs{where}")
     trials = pd.DataFrame([_trial_row(run) for run in runs])
     return trials.sort_values(["config_label", "seed", "run_id"], ignore_index=True)
 

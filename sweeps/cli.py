@@ -14,7 +14,7 @@ from xlt_core.errors import ConfigError, DataError
 
 AXES = {name for names in METHOD_HYPERPARAMETERS.values() for name in names}
 # Settings that belong to the sweep, not to a trial.
-SWEEP_SETTINGS = ("seeds", "cpus_per_trial", "log_models")
+SWEEP_SETTINGS = ("seeds", "cpus_per_trial", "log_models", "search_trials", "top_k")
 # Trial settings that hold paths: made absolute, since Ray runs trials in their own directories.
 PATH_SETTINGS = ("data_dir", "cache_dir", "synonyms", "save_model_dir", "parallel_data")
 
@@ -25,7 +25,11 @@ def build_parser(script: str) -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", help="a local XTREME-layout data directory (e.g. ../shared/data) instead of the preset's data")
     parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
     parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
-    parser.add_argument("--strategy", choices=("grid",), default="grid", help="grid: every configuration with every seed, plus the baseline")
+    parser.add_argument("--strategy", choices=("grid", "search"), default="grid", help="grid: every configuration with every seed, plus the baseline; search: phase 1 samples the method's ranges (Optuna TPE, one seed, ASHA early stopping on English dev), phase 2 re-runs the top_k configurations and the baseline over every seed")
+    parser.add_argument("--trials-per-gpu", type=_int_flag("--trials-per-gpu", 1), metavar="K", help="give each trial 1/K of a GPU (and a K-th of the CPUs per GPU unless cpus_per_trial is set)")
+    parser.add_argument("--resume", action="store_true", help="continue the interrupted sweep with these settings (same working directory and tracking URI) without re-running finished trials")
+    parser.add_argument("--max-failures", type=_int_flag("--max-failures", 0), default=2, metavar="N", help="restart a failed trial from its last checkpoint up to N times (default 2)")
+    parser.add_argument("--storage-path", default="ray_results", metavar="PATH", help="where Ray Tune keeps experiment state and checkpoints (default ./ray_results; on a multi-node cluster a shared path such as s3://bucket/ray_results)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting; a method hyperparameter (alpha, beta, layer, m) replaces that axis of the grid; seeds=0,1,2 sets the seeds (repeatable)")
     return parser
 
@@ -44,8 +48,11 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
             spec.cpus_per_trial = _positive_number(key, value)
         elif key == "log_models":
             spec.log_models = _boolean(key, value)
+        elif key in ("search_trials", "top_k"):
+            setattr(spec, key, _int_setting(key, value, 1))
         elif key in AXES:
-            spec.points = spaces.override_axis(spec.points, key, coerce_setting(key, value))
+            spec.fixed_axes[key] = coerce_setting(key, value)
+            spec.points = spaces.override_axis(spec.points, key, spec.fixed_axes[key])
         else:
             spec.base[key] = coerce_setting(key, value)
     return spec
@@ -62,8 +69,10 @@ def resolve_paths(spec: SweepSpec) -> SweepSpec:
 
 
 def main(script: str, argv: list[str] | None = None) -> int:
-    from sweeps.runner import SweepOptions, check_sweep, run_sweep
-    from sweeps.tracking import resolve_tracking_uri
+    """Exit codes: 0 done, 1 some trials failed, 2 bad input (nothing started), 130 interrupted
+    (continue with --resume)."""
+    from sweeps.runner import SweepInterrupted, SweepOptions, check_sweep, run_sweep
+    from sweeps.tracking import check_tracking_uri, resolve_tracking_uri
 
     args = build_parser(script).parse_args(argv)
     try:
@@ -73,10 +82,22 @@ def main(script: str, argv: list[str] | None = None) -> int:
         spec.strategy = args.strategy
         spec = resolve_paths(apply_overrides(spec, parse_assignments(args.set)))
         check_sweep(spec)
+        options = SweepOptions(
+            tracking_uri=resolve_tracking_uri(args.tracking_uri),
+            address=args.address,
+            resume=args.resume,
+            trials_per_gpu=args.trials_per_gpu,
+            max_failures=args.max_failures,
+            storage_path=args.storage_path,
+        )
+        check_tracking_uri(options.tracking_uri)
+        failed = run_sweep(spec, options)
     except (ConfigError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    failed = run_sweep(spec, SweepOptions(tracking_uri=resolve_tracking_uri(args.tracking_uri), address=args.address))
+    except SweepInterrupted as interruption:
+        print(f"interrupted: {interruption}; the state is saved: run the same command with --resume to continue", file=sys.stderr)
+        return 130
     return 1 if failed else 0
 
 
@@ -105,3 +126,25 @@ def _boolean(key: str, value: str) -> bool:
     if lowered not in ("true", "false", "1", "0", "yes", "no"):
         raise ConfigError(key, value, "true or false")
     return lowered in ("true", "1", "yes")
+
+
+def _int_setting(name: str, value: str, low: int) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = low - 1
+    if number < low:
+        raise ConfigError(name, value, f"an integer >= {low}")
+    return number
+
+
+def _int_flag(name: str, low: int):
+    """An argparse type whose error names the flag, its value and what is allowed."""
+
+    def parse(value: str) -> int:
+        try:
+            return _int_setting(name, value, low)
+        except ConfigError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse

@@ -22,7 +22,8 @@ class SweepSpec:
     base: dict
     points: list[dict]
     seeds: list[int]
-    cpus_per_trial: float = 1.0
+    # None: 1 CPU, or with --trials-per-gpu a share of a GPU node's CPUs (sweeps/resources.py).
+    cpus_per_trial: float | None = None
     preset: str = "smoke"
     strategy: str = "grid"
     # The paper's test for this task, read by the report: ttest (paired t-test on per-example
@@ -35,6 +36,11 @@ class SweepSpec:
     # The dev metric the report selects on (parent-run param); None: English dev's.
     selection_metric: str | None = None
     extra_tags: dict = field(default_factory=dict)
+    # Strategy `search` (sweeps/search.py): phase-1 samples, configurations re-run in phase 2,
+    # and the method hyperparameters fixed with --set (constants in the search space).
+    search_trials: int = 4
+    top_k: int = 1
+    fixed_axes: dict = field(default_factory=dict)
 
 
 SMOKE_TRAINING = {
@@ -74,7 +80,7 @@ def ear_xnli(preset: str, data_dir: str | None) -> SweepSpec:
         return SweepSpec("ear_xnli", base, [spaces.BASELINE, *spaces.ear_smoke_points()], seeds=[0, 1], preset=preset, log_models=True)
     base = {**PAPER_TRAINING, "task": "xnli", "target_langs": list(XNLI_TARGETS)}
     base.update(_data_settings(data_dir, default_source="hub"))
-    return SweepSpec("ear_xnli", base, [spaces.BASELINE, *spaces.ear_paper_points()], seeds=[1, 2, 3, 4, 5], preset=preset)
+    return SweepSpec("ear_xnli", base, [spaces.BASELINE, *spaces.ear_paper_points()], seeds=[1, 2, 3, 4, 5], preset=preset, search_trials=40, top_k=3)
 
 
 def _data_settings(data_dir: str | None, default_source: str) -> dict:

@@ -1,27 +1,54 @@
-"""`run_sweep`: validate every trial, open the parent MLflow run, run the grid on Ray Tune,
-then build the report from MLflow."""
+"""`run_sweep`: validate every trial, open the parent MLflow run (or find it again with
+`--resume`), run the strategy's phases on Ray Tune, then build the report from MLflow.
+
+Strategies: `grid` runs every configuration with every seed (phase tag `grid`); `search`
+runs phase 1 (`search`) and phase 2 (`final`) as `sweeps/search.py` describes. Each phase
+is one Tune experiment `<parent run name>-<phase>` under the storage path, so an
+interrupted sweep continues with `Tuner.restore` where it stopped.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 import os
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweeps import tracking
+from analysis.collect import REPORT_PHASE_TAG  # the parent's tag naming the phase to report
+from sweeps import search, tracking
 from sweeps.presets import SweepSpec
+from sweeps.resources import check_gpus_present, trial_resources
 from xlt_core.config import TrialConfig
+from xlt_core.errors import ConfigError
 from xlt_core.trial import check_resources
 
 RAY_RESULTS = "ray_results"
 REPORTS = "reports"
+OPTUNA_DB = "optuna.db"
+FINAL_POINTS_TAG = "xlt.final_points"
+OPTUNA_STORAGE_TAG = "optuna_storage"
+
+
+class SweepInterrupted(RuntimeError):
+    """The driver was interrupted (Ctrl-C); the state is saved and `--resume` continues."""
 
 
 @dataclass(frozen=True)
 class SweepOptions:
     tracking_uri: str
     address: str | None = None
+    resume: bool = False
+    trials_per_gpu: int | None = None
+    # Times a trial is restarted from its last checkpoint after an error (a lost node, say).
+    max_failures: int = 2
+    # Where Tune keeps experiment state and checkpoints: local, or shared (s3://...) on a cluster.
+    storage_path: str = RAY_RESULTS
+    # How long to wait for an unreachable tracking server before giving up on re-logging.
+    tracking_wait_s: float = 600.0
 
 
 def expand_trials(spec: SweepSpec) -> list[TrialConfig]:
@@ -31,73 +58,309 @@ def expand_trials(spec: SweepSpec) -> list[TrialConfig]:
 
 
 def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
-    """All checks that can fail before Ray starts: values, data files, languages, model depth."""
+    """All checks that can fail before Ray starts: values, data files, languages, model
+    depth, and for `search` its ranges and budget."""
     trials = expand_trials(spec)
     checked = set()
     for trial in trials:
         if trial.config_key() not in checked:
             check_resources(trial)
             checked.add(trial.config_key())
+    _read_local_data(trials)
+    if spec.strategy == search.PHASE_SEARCH:
+        search.search_ranges(spec)
+        if not search.baseline_points(spec):
+            raise ConfigError("--strategy", "search", "a sweep with a baseline configuration to re-run in phase 2")
     return trials
 
 
+def _read_local_data(trials: list[TrialConfig]) -> None:
+    """Local files are read once here (seconds), so that a corrupt line stops the sweep
+    before Ray starts rather than failing every trial; hub data is left to the trials."""
+    from xlt_core.data.loading import load_split, load_synonyms
+
+    seen = set()
+    for trial in trials:
+        if trial.data_source != "local":
+            continue
+        for split, lang in [("train", trial.source_lang), ("dev", trial.source_lang), *(("test", lang) for lang in (trial.source_lang, *trial.target_langs))]:
+            if (trial.data_dir, split, lang) not in seen:
+                load_split(trial, split, lang)
+                seen.add((trial.data_dir, split, lang))
+        if trial.uses_synonyms and (trial.synonym_path(), "synonyms") not in seen:
+            load_synonyms(trial)
+            seen.add((trial.synonym_path(), "synonyms"))
+
+
+def sweep_key(spec: SweepSpec) -> str:
+    """A hash of everything that defines the sweep: `--resume` only continues the same sweep."""
+    fields = {name: getattr(spec, name) for name in ("experiment", "preset", "strategy", "base", "points", "seeds", "search_trials", "top_k")}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
-    """Run a sweep that `check_sweep` accepted; returns the number of failed trials."""
-    import ray
+    """Run a sweep that `check_sweep` accepted; returns the number of failed trials.
+    Raises SweepInterrupted when the driver is interrupted, ConfigError on a bad option."""
     from mlflow.tracking import MlflowClient
-    from ray import tune
 
-    from analysis.report import format_summary, report_sweep
-    from sweeps.trainable import run_tracked_trial
-
-    trials = expand_trials(spec)
     client = MlflowClient(options.tracking_uri)
+    key = sweep_key(spec)
+    resumed = None
+    if options.resume:
+        experiment = client.get_experiment_by_name(spec.experiment)
+        resumed = tracking.find_resumable_parent(client, experiment.experiment_id, key) if experiment else None
+    if options.resume and resumed is None:
+        raise ConfigError("--resume", True, f"an interrupted sweep with these settings in experiment {spec.experiment} at {options.tracking_uri}; there is none (run without --resume to start it)")
+
     experiment_id = tracking.ensure_experiment(client, spec.experiment, options.tracking_uri)
-    parent_run_id = tracking.start_parent_run(
-        client,
-        experiment_id,
-        params={"preset": spec.preset, "strategy": spec.strategy, "significance_test": spec.significance_test, **({"selection_metric": spec.selection_metric} if spec.selection_metric else {}), "log_models": spec.log_models, "seeds": ",".join(map(str, spec.seeds)), "n_trials": len(trials), "n_configurations": len(spec.points), **{f"base.{k}": v for k, v in spec.base.items()}},
-        tags={"mlflow.runName": f"{spec.experiment}-{spec.preset}-{time.strftime('%Y%m%d-%H%M%S')}", "code_version": _code_version(), **spec.extra_tags},
-    )
-    print(f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {len(spec.points)} configurations x {len(spec.seeds)} seeds = {len(trials)} trials; MLflow {options.tracking_uri}, parent run {parent_run_id}", flush=True)
+    with _ray_session(options.address) as cluster:
+        resources = trial_resources(spec.cpus_per_trial, options.trials_per_gpu, cluster)
+        check_gpus_present(options.trials_per_gpu, cluster, joined_cluster=bool(options.address or os.environ.get("RAY_ADDRESS")))
+        if resumed is not None:
+            parent_run_id, tags = resumed.info.run_id, resumed.data.tags
+            client.update_run(parent_run_id, status="RUNNING")
+            print(f"Resuming sweep {spec.experiment}: parent run {parent_run_id}, stage {tags[tracking.STAGE_TAG]}", flush=True)
+        else:
+            parent_run_id, tags = _start_parent(client, experiment_id, spec, options, key)
+        phases = _Phases(spec, options, client, experiment_id, parent_run_id, tags, resources)
+        try:
+            results, failed = phases.run()
+        except SweepInterrupted:
+            tracking.with_retries(lambda: client.set_terminated(parent_run_id, status="KILLED"), options.tracking_wait_s, "parent run")
+            raise
 
-    if options.address or os.environ.get("RAY_ADDRESS"):
-        ray.init(address=options.address)
-    else:
-        # "local" starts a private Ray: a plain ray.init() would join any cluster already
-        # running on this machine (another user's sweep, a test cluster).
-        ray.init(address="local", include_dashboard=False)
-    space = {
-        "base": spec.base,
-        "point": tune.grid_search(spec.points),
-        "seed": tune.grid_search(spec.seeds),
-        "threads": spec.cpus_per_trial,
-        "tracking_uri": options.tracking_uri,
-        "experiment_id": experiment_id,
-        "parent_run_id": parent_run_id,
-        "phase": spec.strategy,
-        "log_model": spec.log_models,
-    }
-    tuner = tune.Tuner(
-        tune.with_resources(run_tracked_trial, {"cpu": spec.cpus_per_trial}),
-        param_space=space,
-        run_config=tune.RunConfig(
-            name=client.get_run(parent_run_id).info.run_name,
-            storage_path=str(Path(RAY_RESULTS).resolve()),
-            checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
-            verbose=1,
-        ),
-    )
-    results = tuner.fit()
-    failed = sum(1 for result in results if result.error is not None)
-    client.set_terminated(parent_run_id, status="FINISHED" if failed < len(trials) else "FAILED")
-    print(f"{len(trials) - failed} of {len(trials)} trials finished, {failed} failed", flush=True)
-    if failed == len(trials):
-        return failed
+    finished = sum(1 for result in results if result.error is None and not (result.metrics or {}).get("failure"))
+    tracking.with_retries(lambda: _close_parent(client, parent_run_id, finished), options.tracking_wait_s, "parent run")
+    print(f"{finished} of {len(results)} trials of the reported phase finished; {failed} trials failed in all", flush=True)
+    if finished == 0:
+        return max(failed, 1)
+    from analysis.report import format_summary, report_sweep
 
-    report = report_sweep(options.tracking_uri, spec.experiment, parent_run_id, out_dir=str(Path(REPORTS) / spec.experiment / parent_run_id))
+    report = tracking.with_retries(
+        lambda: report_sweep(options.tracking_uri, spec.experiment, parent_run_id, out_dir=str(Path(REPORTS) / spec.experiment / parent_run_id)),
+        options.tracking_wait_s,
+        "report",
+    )
     print(format_summary(report), flush=True)
     return failed
+
+
+class _Phases:
+    """The phases of one sweep, each a Tune experiment that can be restored."""
+
+    def __init__(self, spec, options, client, experiment_id, parent_run_id, tags, resources):
+        self.spec, self.options, self.client, self.resources = spec, options, client, resources
+        self.parent_run_id, self.tags = parent_run_id, tags
+        self.storage = tags.get(tracking.STORAGE_TAG, options.storage_path)
+        self.common = {
+            "base": spec.base,
+            "threads": resources["cpu"],
+            "tracking_uri": options.tracking_uri,
+            "experiment_id": experiment_id,
+            "parent_run_id": parent_run_id,
+            "log_model": spec.log_models,
+        }
+
+    def run(self):
+        """Results of the reported phase and the number of failed trials of all phases."""
+        if self.spec.strategy == search.PHASE_GRID:
+            results = self._fit(search.PHASE_GRID, self._grid_tuner(search.PHASE_GRID, self.spec.points))
+            return results, _count_failed(results)
+        failed = 0
+        if self.tags[tracking.STAGE_TAG] == search.PHASE_SEARCH:
+            phase1 = self._fit(search.PHASE_SEARCH, self._search_tuner())
+            failed += _count_failed(phase1)
+            search.record_study(phase1, search.search_ranges(self.spec), self.tags[OPTUNA_STORAGE_TAG], self.tags["optuna_study"])
+            points = [*search.baseline_points(self.spec), *search.top_configurations(phase1, self.spec.top_k)]
+            tracking.set_tags(self.client, self.parent_run_id, {FINAL_POINTS_TAG: json.dumps(points), tracking.STAGE_TAG: search.PHASE_FINAL})
+            self.tags = {**self.tags, FINAL_POINTS_TAG: json.dumps(points)}
+            print("Phase 2 re-runs over every seed: " + "; ".join(TrialConfig.from_dict({**self.spec.base, **p}).config_label() for p in points), flush=True)
+        else:
+            failed += _count_failed(self._restored_results(search.PHASE_SEARCH))
+        points = json.loads(self.tags[FINAL_POINTS_TAG])
+        results = self._fit(search.PHASE_FINAL, self._grid_tuner(search.PHASE_FINAL, points))
+        return results, failed + _count_failed(results)
+
+    def _name(self, phase: str) -> str:
+        return f"{self.tags[tracking.RAY_NAME_TAG]}-{phase}"
+
+    def _path(self, phase: str) -> str:
+        return f"{self.storage.rstrip('/')}/{self._name(phase)}"
+
+    def _trainable(self):
+        from ray import tune
+
+        from sweeps.trainable import run_tracked_trial
+
+        return tune.with_resources(run_tracked_trial, self.resources)
+
+    def _run_config(self, phase: str):
+        from ray import tune
+
+        return tune.RunConfig(
+            name=self._name(phase),
+            storage_path=self.storage,
+            checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
+            failure_config=tune.FailureConfig(max_failures=self.options.max_failures),
+            verbose=1,
+        )
+
+    def _restorable(self, phase: str):
+        """The phase's Tuner restored from its saved state, or None when there is none."""
+        from ray import tune
+
+        path = self._path(phase)
+        if not tune.Tuner.can_restore(path):
+            return None
+        print(f"Restoring phase {phase} from {path}: finished trials are kept, unfinished ones continue from their checkpoints", flush=True)
+        return tune.Tuner.restore(path, self._trainable(), resume_unfinished=True, resume_errored=False, restart_errored=False)
+
+    def _restored_results(self, phase: str):
+        tuner = self._restorable(phase)
+        return tuner.get_results() if tuner is not None else []
+
+    def _grid_tuner(self, phase: str, points: list[dict]):
+        from ray import tune
+
+        restored = self._restorable(phase)
+        if restored is not None:
+            return restored
+        space = {**self.common, "point": tune.grid_search(points), "seed": tune.grid_search(self.spec.seeds), "phase": phase}
+        return tune.Tuner(self._trainable(), param_space=space, run_config=self._run_config(phase))
+
+    def _search_tuner(self):
+        from ray import tune
+        from ray.tune.schedulers import ASHAScheduler
+        from ray.tune.search.optuna import OptunaSearch
+
+        restored = self._restorable(search.PHASE_SEARCH)
+        if restored is not None:
+            return restored
+        ranges = search.search_ranges(self.spec)
+        searcher = OptunaSearch(
+            space=search.DefineByRun(ranges),
+            metric=search.METRIC,
+            mode=search.MODE,
+            points_to_evaluate=search.starting_points(self.spec, ranges) or None,
+            study_name=self.tags[tracking.RAY_NAME_TAG],
+            seed=self.spec.seeds[0],
+        )
+        scheduler = ASHAScheduler(time_attr="training_iteration", metric=search.METRIC, mode=search.MODE, max_t=search.asha_max_t(self.spec), grace_period=1, reduction_factor=2)
+        space = {**self.common, "seed": self.spec.seeds[0], "phase": search.PHASE_SEARCH}
+        return tune.Tuner(
+            self._trainable(),
+            param_space=space,
+            tune_config=tune.TuneConfig(search_alg=searcher, scheduler=scheduler, num_samples=self.spec.search_trials),
+            run_config=self._run_config(search.PHASE_SEARCH),
+        )
+
+    def _fit(self, phase: str, tuner):
+        results = tuner.fit()
+        statuses = _statuses(results)
+        self._close_stopped_trials(results, statuses)
+        self._relog(results)
+        unfinished = sum(1 for status in statuses.values() if status not in ("TERMINATED", "ERROR"))
+        if unfinished:
+            raise SweepInterrupted(f"phase {phase} was interrupted with {unfinished} trials unfinished")
+        return results
+
+    def _close_stopped_trials(self, results, statuses: dict[str, str]) -> None:
+        """Trials ASHA stopped never reach their end: close their runs as KILLED."""
+        from sweeps.trainable import TRIAL_COMPLETE
+
+        for result in results:
+            metrics = result.metrics or {}
+            if result.error is None and "trial_id" in metrics and not metrics.get(TRIAL_COMPLETE) and statuses[result.path] == "TERMINATED":
+                tracking.with_retries(lambda: self._mark_stopped(metrics), self.options.tracking_wait_s, "stopped trial")
+
+    def _mark_stopped(self, metrics: dict) -> None:
+        runs = self.client.search_runs(
+            [self.common["experiment_id"]],
+            filter_string=f"tags.`mlflow.parentRunId` = '{self.parent_run_id}' and tags.{tracking.TRIAL_ID_TAG} = '{metrics['trial_id']}'",
+            max_results=1,
+        )
+        for run in runs:
+            if run.info.status == "RUNNING":
+                tracking.set_tags(self.client, run.info.run_id, {"stopped_early": f"ASHA after {metrics.get('training_iteration')} evaluations"})
+                self.client.set_terminated(run.info.run_id, status="KILLED")
+
+    def _relog(self, results) -> None:
+        """Results a trial could not log (tracking server down) go to MLflow from its checkpoint."""
+        from sweeps.trainable import MLFLOW_LOGGED, MLFLOW_RUN_ID
+
+        for result in results:
+            if (result.metrics or {}).get(MLFLOW_LOGGED) is False and result.checkpoint is not None:
+                run_id, directory = result.metrics[MLFLOW_RUN_ID], result.checkpoint.to_directory()
+                print(f"Logging the results of trial run {run_id} from its Ray checkpoint", flush=True)
+                tracking.with_retries(lambda: tracking.log_trial_results(self.client, run_id, directory), self.options.tracking_wait_s, "trial results")
+
+
+
+def _start_parent(client, experiment_id: str, spec: SweepSpec, options: SweepOptions, key: str) -> tuple[str, dict]:
+    run_name = f"{spec.experiment}-{spec.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
+    tags = {
+        "mlflow.runName": run_name,
+        "code_version": _code_version(),
+        tracking.SWEEP_KEY_TAG: key,
+        tracking.RAY_NAME_TAG: run_name,
+        tracking.STORAGE_TAG: _absolute_storage(options.storage_path),
+        tracking.STAGE_TAG: spec.strategy,
+        **spec.extra_tags,
+    }
+    if spec.strategy == search.PHASE_SEARCH:
+        # Phase 1 is written there as an Optuna study when it ends: `optuna-dashboard sqlite:///optuna.db`.
+        tags.update({REPORT_PHASE_TAG: search.PHASE_FINAL, OPTUNA_STORAGE_TAG: f"sqlite:///{Path(OPTUNA_DB).resolve()}", "optuna_study": run_name})
+    params = {
+        "preset": spec.preset,
+        "strategy": spec.strategy,
+        "significance_test": spec.significance_test,
+        **({"selection_metric": spec.selection_metric} if spec.selection_metric else {}),
+        "log_models": spec.log_models,
+        "seeds": ",".join(map(str, spec.seeds)),
+        "n_configurations": len(spec.points),
+        **({"search_trials": spec.search_trials, "top_k": spec.top_k} if spec.strategy == search.PHASE_SEARCH else {"n_trials": len(spec.points) * len(spec.seeds)}),
+        "trials_per_gpu": options.trials_per_gpu,
+        "max_failures": options.max_failures,
+        **{f"base.{k}": v for k, v in spec.base.items()},
+    }
+    parent_run_id = tracking.start_parent_run(client, experiment_id, params=params, tags=tags)
+    what = f"{len(spec.points)} configurations x {len(spec.seeds)} seeds" if spec.strategy == search.PHASE_GRID else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline x {len(spec.seeds)} seeds"
+    print(f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; MLflow {options.tracking_uri}, parent run {parent_run_id}", flush=True)
+    return parent_run_id, tags
+
+
+def _close_parent(client, parent_run_id: str, finished: int) -> None:
+    tracking.set_tags(client, parent_run_id, {tracking.COMPLETE_TAG: "true"})
+    client.set_terminated(parent_run_id, status="FINISHED" if finished else "FAILED")
+
+
+@contextlib.contextmanager
+def _ray_session(address: str | None):
+    """Join `address` (or $RAY_ADDRESS), else start a local Ray; yields its resources."""
+    import ray
+
+    started = not ray.is_initialized()
+    if started:
+        local = not (address or os.environ.get("RAY_ADDRESS"))
+        ray.init(address=address, **({"include_dashboard": False} if local else {}))
+    try:
+        yield ray.cluster_resources()
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _absolute_storage(path: str) -> str:
+    return path if "://" in path else str(Path(path).resolve())
+
+
+def _count_failed(results) -> int:
+    return sum(1 for result in results if result.error is not None or (result.metrics or {}).get("failure"))
+
+
+def _statuses(results) -> dict[str, str]:
+    """Tune's status of each trial by path (ResultGrid keeps it only on its analysis object)."""
+    return {trial.path: trial.status for trial in results._experiment_analysis.trials}
 
 
 def _code_version() -> str:

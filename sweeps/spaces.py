@@ -30,6 +30,18 @@ def ear_smoke_points() -> list[dict]:
     return [{"method": "ear", **EAR_PAPER_SETTING}, {"method": "ear", **EAR_RELEASED_SETTING}]
 
 
+# The ranges strategy `search` explores per method, as data: ("float", low, high, step) or
+# ("choice", values). EAR: around both published settings (alpha 0.1-1.8, beta 0.1-1).
+SEARCH_RANGES = {
+    "ear": {
+        "alpha": ("float", 0.1, 2.0, 0.1),
+        "beta": ("float", 0.05, 1.0, 0.05),
+        "layer": ("choice", EAR_LAYERS),
+        "m": ("choice", (1,)),
+    },
+}
+
+
 def override_axis(points: list[dict], key: str, value) -> list[dict]:
     """Fix one hyperparameter in every point that has it (`--set beta=0.1`), merging the
     points that become equal."""

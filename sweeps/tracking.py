@@ -6,18 +6,38 @@ alone, so workers on other nodes need no shared file system when the URI is a se
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping, TypeVar
 
+import requests
 from mlflow.entities import Metric, Param, RunTag
+from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 ROLE_TAG = "xlt.role"
 TRIAL_ID_TAG = "ray_trial_id"
+# Parent-run tags that let `--resume` find an interrupted sweep and continue it.
+SWEEP_KEY_TAG = "xlt.sweep_key"
+RAY_NAME_TAG = "xlt.ray_name"
+STORAGE_TAG = "xlt.storage_path"
+STAGE_TAG = "xlt.stage"
+COMPLETE_TAG = "xlt.complete"
+FAILURE_TAG = "failure"
+# What a trial writes to its last Ray checkpoint so its results survive a tracking outage.
+RESULTS_FILE = "results.json"
+# The trained model (a `save_pretrained` folder), when the sweep logs models.
+MODEL_DIR = "model"
+PREDICTIONS_DIR = "predictions"
+# Errors that mean the tracking server did not answer (MLflow wraps HTTP failures).
+TRACKING_ERRORS = (MlflowException, requests.exceptions.RequestException, OSError)
+
+T = TypeVar("T")
 
 
 def resolve_tracking_uri(cli_value: str | None) -> str:
@@ -27,6 +47,39 @@ def resolve_tracking_uri(cli_value: str | None) -> str:
     if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
         uri = "sqlite:///" + str(Path(uri.removeprefix("sqlite:///")).resolve())
     return uri
+
+
+def check_tracking_uri(uri: str, timeout_s: float = 5.0) -> None:
+    """Refuse a tracking URI that cannot work before anything starts: a server that does not
+    answer, a SQLite file in a missing directory or that is not a database, a plain
+    directory store (MLflow 3.17 refuses it)."""
+    from xlt_core.errors import ConfigError
+
+    if uri.startswith(("http://", "https://")):
+        try:
+            requests.get(uri.rstrip("/") + "/health", timeout=timeout_s).raise_for_status()
+        except requests.exceptions.RequestException as error:
+            raise ConfigError("--tracking-uri", uri, f"an MLflow tracking server that answers (GET /health: {type(error).__name__})") from None
+    elif uri.startswith("sqlite:///"):
+        path = Path(uri.removeprefix("sqlite:///"))
+        if not path.parent.is_dir():
+            raise ConfigError("--tracking-uri", uri, f"a SQLite file in an existing directory ({path.parent} does not exist)")
+        if path.is_file() and path.stat().st_size:
+            _check_mlflow_database(path, uri)
+    elif uri.startswith("file:") or "://" not in uri:
+        raise ConfigError("--tracking-uri", uri, "sqlite:///path/to/mlflow.db or http(s)://host:port (MLflow 3.17 refuses a plain directory store)")
+
+
+def _check_mlflow_database(path: Path, uri: str) -> None:
+    import sqlite3
+
+    from xlt_core.errors import ConfigError
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
+            connection.execute("select count(*) from experiments").fetchone()
+    except sqlite3.DatabaseError as error:
+        raise ConfigError("--tracking-uri", uri, f"an MLflow SQLite database ({path}: {error})") from None
 
 
 def ensure_experiment(client: MlflowClient, name: str, tracking_uri: str) -> str:
@@ -74,3 +127,63 @@ def log_metrics(client: MlflowClient, run_id: str, metrics: Mapping[str, float],
 
 def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None:
     client.log_batch(run_id, tags=[RunTag(key, str(value)) for key, value in tags.items()])
+
+
+def find_resumable_parent(client: MlflowClient, experiment_id: str, sweep_key: str):
+    """The newest parent run of this sweep (same settings) that did not complete, or None."""
+    runs = client.search_runs(
+        [experiment_id],
+        filter_string=f"tags.`{ROLE_TAG}` = 'parent' and tags.`{SWEEP_KEY_TAG}` = '{sweep_key}'",
+        order_by=["attributes.start_time DESC"],
+    )
+    return next((run for run in runs if run.data.tags.get(COMPLETE_TAG) != "true"), None)
+
+
+def write_trial_results(directory: Path, metrics: Mapping[str, float], step: int, example_scores: Mapping[str, dict], pending_curves: list) -> None:
+    """A finished trial's results as files (kept in its Ray checkpoint): final metrics at
+    `step`, per-example scores, and curve points MLflow has not received yet."""
+    (directory / PREDICTIONS_DIR).mkdir(parents=True, exist_ok=True)
+    for key, payload in example_scores.items():
+        (directory / PREDICTIONS_DIR / f"{key}.json").write_text(json.dumps(payload))
+    (directory / RESULTS_FILE).write_text(json.dumps({"metrics": dict(metrics), "step": step, "pending_curves": pending_curves}))
+
+
+def has_trial_results(directory: str | Path) -> bool:
+    return (Path(directory) / RESULTS_FILE).is_file()
+
+
+def read_trial_metrics(directory: str | Path) -> dict[str, float]:
+    return json.loads((Path(directory) / RESULTS_FILE).read_text())["metrics"]
+
+
+def log_trial_results(client: MlflowClient, run_id: str, directory: str | Path) -> None:
+    """Log what `write_trial_results` wrote to the trial's run and mark it FINISHED."""
+    directory = Path(directory)
+    saved = json.loads((directory / RESULTS_FILE).read_text())
+    for step, metrics in saved["pending_curves"]:
+        log_metrics(client, run_id, metrics, step)
+    if any((directory / PREDICTIONS_DIR).iterdir()):
+        client.log_artifacts(run_id, str(directory / PREDICTIONS_DIR), PREDICTIONS_DIR)
+    if (directory / MODEL_DIR).is_dir():  # the sweep asked for models (`log_models`)
+        client.log_artifacts(run_id, str(directory / MODEL_DIR), MODEL_DIR)
+    log_metrics(client, run_id, saved["metrics"], saved["step"])
+    earlier_failure = client.get_run(run_id).data.tags.get(FAILURE_TAG)
+    if earlier_failure:  # an attempt failed, a retry finished: keep the story, not the verdict
+        set_tags(client, run_id, {"previous_failure": earlier_failure})
+        client.delete_tag(run_id, FAILURE_TAG)
+    client.set_terminated(run_id, status="FINISHED")
+
+
+def with_retries(action: Callable[[], T], deadline_s: float, what: str, first_wait_s: float = 1.0, max_wait_s: float = 30.0) -> T:
+    """Run `action`, retrying with exponential backoff while the tracking server does not
+    answer, until `deadline_s` seconds have passed (then the last error is raised)."""
+    deadline, wait = time.monotonic() + deadline_s, first_wait_s
+    while True:
+        try:
+            return action()
+        except TRACKING_ERRORS as error:
+            if time.monotonic() + wait > deadline:
+                raise
+            print(f"tracking server not answering ({what}): {type(error).__name__}; retrying in {wait:.0f}s", flush=True)
+            time.sleep(wait)
+            wait = min(2 * wait, max_wait_s)

@@ -1,23 +1,36 @@
-"""The Ray Tune function trainable: one trial of `xlt_core`, tracked in its own MLflow run."""
+"""The Ray Tune function trainable: one trial of `xlt_core`, tracked in its own MLflow run.
+
+Fault tolerance: a restarted trial (FailureConfig, `--resume`) finds its run by the Ray
+trial id and continues from its last `tune.Checkpoint`; a trial whose loss stops being
+finite ends with the reason on its run, without a pointless retry; the final results go
+into the trial's last Ray checkpoint before MLflow, so a tracking outage loses nothing
+(the runner re-logs them: see `MLFLOW_LOGGED`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import tempfile
 import traceback
+from pathlib import Path
 from typing import Mapping
 
+import ray
 import torch
 from mlflow.tracking import MlflowClient
 from ray import tune
 
 from sweeps import tracking
 from xlt_core.config import METHOD_HYPERPARAMETERS, TrialConfig
-from xlt_core.train import DEV_CURVE
+from xlt_core.train import DEV_CURVE, TrainingDiverged
 from xlt_core.trial import run_trial
 
-# The child run's artifact folder for the trained model (a `save_pretrained` folder).
-MODEL_ARTIFACT = "model"
+# Keys of a trial's final Ray result that the runner reads.
+TRIAL_COMPLETE = "trial_complete"  # the trial ran to its end (not stopped early by ASHA)
+MLFLOW_LOGGED = "mlflow_logged"  # False: the results wait in the checkpoint to be re-logged
+MLFLOW_RUN_ID = "mlflow_run_id"
+FAILURE = "failure"
 
 
 class RayMlflowReporter:
@@ -25,12 +38,25 @@ class RayMlflowReporter:
 
     def __init__(self, client: MlflowClient, run_id: str, label: str):
         self.client, self.run_id, self.label = client, run_id, label
+        # Curve points MLflow has not taken yet (tracking server unreachable); Ray has them.
+        self.pending: list[list] = []
 
     def report(self, step: int, metrics: Mapping[str, float], checkpoint_dir: str | None = None) -> None:
-        tracking.log_metrics(self.client, self.run_id, metrics, step)
+        self.pending.append([step, dict(metrics)])
+        self.flush()
         checkpoint = tune.Checkpoint.from_directory(checkpoint_dir) if checkpoint_dir else None
         tune.report(dict(metrics), checkpoint=checkpoint)
         print(f"[{self.label}] step {step}: train/loss={metrics['train/loss']:.4f} {DEV_CURVE}={metrics[DEV_CURVE]:.4f}", flush=True)
+
+    def flush(self) -> None:
+        """Send the pending curve points; on a tracking outage keep them for later."""
+        try:
+            while self.pending:
+                step, metrics = self.pending[0]
+                tracking.log_metrics(self.client, self.run_id, metrics, step)
+                self.pending.pop(0)
+        except tracking.TRACKING_ERRORS as error:
+            print(f"[{self.label}] tracking server not answering ({type(error).__name__}); {len(self.pending)} curve points kept", flush=True)
 
     def latest_checkpoint(self) -> str | None:
         checkpoint = tune.get_checkpoint()
@@ -38,9 +64,8 @@ class RayMlflowReporter:
 
 
 def run_tracked_trial(space: dict) -> None:
-    """Entry point Ray calls with one point of the grid: the sweep's common settings
-    (`base`), the method configuration (`point`), the `seed`, where to track, and whether
-    to log the trained model (`log_model`)."""
+    """Entry point Ray calls with one trial: the sweep's common settings (`base`), the
+    method configuration (`point`), the `seed`, the `phase`, and where to track."""
     config = TrialConfig.from_dict({**space["base"], **space["point"], "seed": space["seed"]})
     torch.set_num_threads(max(1, int(space["threads"])))
     client = MlflowClient(space["tracking_uri"])
@@ -53,26 +78,70 @@ def run_tracked_trial(space: dict) -> None:
         tags={"method": config.method, "config_key": config.config_key(), "config_label": config.config_label(), "phase": space["phase"]},
         run_name=label,
     )
+    dev_key = config.selection_metric()
+    run = client.get_run(run_id)
+    if run.info.status == "FINISHED":
+        # Finished and logged, but the driver died before Tune recorded it: report, don't redo.
+        metrics = {key: value for key, value in run.data.metrics.items() if not key.startswith("train/")}
+        tune.report({**metrics, DEV_CURVE: metrics[dev_key], TRIAL_COMPLETE: True, MLFLOW_LOGGED: True, MLFLOW_RUN_ID: run_id})
+        return
+    checkpoint = tune.get_checkpoint()
+    # Where this attempt runs; `resumed_from_checkpoint` marks a restarted trial.
+    tracking.set_tags(client, run_id, {"ray_node_id": ray.get_runtime_context().get_node_id(), "device": _device_name(), "resumed_from_checkpoint": checkpoint is not None})
     tracking.log_params(client, run_id, _flat_params(config))
-    model_dir = tempfile.TemporaryDirectory(prefix="xlt-model-") if space.get("log_model") else None
-    # save_model_dir is set on a copy: the tags above stay those of the configuration.
-    trial_config = dataclasses.replace(config, save_model_dir=model_dir.name) if model_dir else config
+    if checkpoint is not None:
+        directory = checkpoint.to_directory()
+        if tracking.has_trial_results(directory):  # trained and evaluated before: only logging is left
+            _finish(client, run_id, label, Path(directory), dev_key)
+            return
+    reporter = RayMlflowReporter(client, run_id, label)
+    with tempfile.TemporaryDirectory(prefix="xlt-results-") as directory:
+        results_dir = Path(directory)
+        # save_model_dir is set on a copy, so the run's config key stays the configuration's.
+        trial_config = dataclasses.replace(config, save_model_dir=str(results_dir / tracking.MODEL_DIR)) if space.get("log_model") else config
+        try:
+            result = run_trial(trial_config, reporter)
+        except TrainingDiverged as error:
+            _record_failure(client, run_id, error)
+            # From the same checkpoint it would diverge again: end the trial rather than raise
+            # (which FailureConfig would retry). NaN tells the searcher the trial failed.
+            tune.report({DEV_CURVE: math.nan, FAILURE: f"{type(error).__name__}: {error}", TRIAL_COMPLETE: True, MLFLOW_RUN_ID: run_id})
+            return
+        except Exception as error:
+            _record_failure(client, run_id, error)
+            traceback.print_exc()
+            raise
+        final = {**result.metrics, "train/best_step": result.best_step, "train/seconds": result.train_seconds}
+        tracking.write_trial_results(results_dir, final, result.best_step, result.example_scores, reporter.pending)
+        _finish(client, run_id, label, results_dir, dev_key)
+
+
+def _finish(client: MlflowClient, run_id: str, label: str, directory: Path, dev_key: str) -> None:
+    """Log the results in `directory` to MLflow (if it answers) and report them to Ray with
+    the directory as the trial's last checkpoint, from which the runner can re-log them."""
     try:
-        result = run_trial(trial_config, RayMlflowReporter(client, run_id, label))
-    except Exception as error:
-        tracking.set_tags(client, run_id, {"failure": f"{type(error).__name__}: {error}"[:4000]})
+        tracking.log_trial_results(client, run_id, directory)
+        logged = True
+    except tracking.TRACKING_ERRORS as error:
+        print(f"[{label}] tracking server not answering ({type(error).__name__}); results kept in the Ray checkpoint", flush=True)
+        logged = False
+    metrics = tracking.read_trial_metrics(directory)
+    print(f"[{label}] finished: " + ", ".join(f"{k}={v:.3f}" for k, v in sorted(metrics.items()) if not k.startswith("train/")), flush=True)
+    # The curve's last value is the selected model's dev score (what ASHA and Optuna rank by).
+    tune.report({**metrics, DEV_CURVE: metrics[dev_key], TRIAL_COMPLETE: True, MLFLOW_LOGGED: logged, MLFLOW_RUN_ID: run_id}, checkpoint=tune.Checkpoint.from_directory(str(directory)))
+
+
+def _record_failure(client: MlflowClient, run_id: str, error: Exception) -> None:
+    try:
+        tracking.set_tags(client, run_id, {tracking.FAILURE_TAG: f"{type(error).__name__}: {error}"[:4000]})
         client.set_terminated(run_id, status="FAILED")
-        traceback.print_exc()
-        raise
-    for key, payload in result.example_scores.items():
-        client.log_dict(run_id, payload, f"predictions/{key}.json")
-    if model_dir:
-        with model_dir:
-            client.log_artifacts(run_id, model_dir.name, MODEL_ARTIFACT)
-    tracking.log_metrics(client, run_id, {**result.metrics, "train/best_step": result.best_step, "train/seconds": result.train_seconds}, step=result.best_step)
-    client.set_terminated(run_id, status="FINISHED")
-    print(f"[{label}] finished: " + ", ".join(f"{k}={v:.3f}" for k, v in sorted(result.metrics.items())), flush=True)
-    tune.report({**result.metrics, "done": True, "mlflow_run_id": run_id})
+    except tracking.TRACKING_ERRORS:
+        print(f"could not record the failure on run {run_id}: tracking server not answering", flush=True)
+
+
+def _device_name() -> str:
+    gpu_ids = ray.get_gpu_ids()
+    return f"cuda (Ray GPU {','.join(map(str, gpu_ids))})" if gpu_ids and torch.cuda.is_available() else "cpu"
 
 
 def _flat_params(config: TrialConfig) -> dict:

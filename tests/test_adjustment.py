@@ -5,7 +5,6 @@ import copy
 
 import pytest
 import torch
-import torch.nn.functional as F
 from transformers import BertConfig, BertModel
 
 from xlt_core.adjustment import adjust

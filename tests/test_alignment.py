@@ -1,7 +1,6 @@
 """Parallel data, eflomal alignment filtering, and the word -> subword span mapping."""
 
 import pytest
-from transformers import BertTokenizerFast
 
 from xlt_core.data.alignment import (
     align_corpus,

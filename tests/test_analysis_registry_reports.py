@@ -2,7 +2,6 @@
 reference, published rows, PNG plots, LaTeX, and the model registry (sqlite store)."""
 
 import json
-import time
 from pathlib import Path
 
 import mlflow

@@ -119,6 +119,11 @@ class TrialConfig:
         """The method's hyperparameters (what a sweep varies besides the seed)."""
         return {"method": self.method, **{name: getattr(self, name) for name in METHOD_HYPERPARAMETERS[self.method]}}
 
+    def selection_metric(self) -> str:
+        """The final metric that model and configuration selection rank by: English dev
+        (the zero-shot protocol never selects on test), or all dev queries for retrieval."""
+        return {"ner": "dev/en/f1", "qa": "dev/en/f1", "xsr": "dev/pooled/mrr"}.get(self.task, f"dev/{self.source_lang}/accuracy")
+
     def config_key(self) -> str:
         """A hash of every setting except the seed: runs that differ only by seed share it."""
         values = {k: v for k, v in self.to_dict().items() if k not in NON_HYPERPARAMETERS}
@@ -154,7 +159,7 @@ class TrialConfig:
         _at_least("beta", self.beta, 0.0)
         _at_least("m", self.m, 1)
         _at_least("layer", self.layer, 1)
-        if self.model == TINY_MODEL and self.layer > self.tiny_layers:
+        if self.model == TINY_MODEL and "layer" in METHOD_HYPERPARAMETERS[self.method] and self.layer > self.tiny_layers:
             raise ConfigError("layer", self.layer, f"a layer between 1 and {self.tiny_layers} (the tiny model has tiny_layers={self.tiny_layers})")
         if self.method in ("adjusted", "adjusted_continual") and not self.parallel_data:
             raise ConfigError("parallel_data", self.parallel_data, f"'synthetic', a directory of line-aligned files or 'hub:<dataset id>' (method={self.method} needs parallel data)")

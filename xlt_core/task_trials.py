@@ -5,7 +5,6 @@ and the continual objective applied as for XNLI (`adjustment.prepare_method`).""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import torch

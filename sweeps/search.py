@@ -1,0 +1,189 @@
+"""Strategy `search`, the two phases of a sweep that samples instead of enumerating.
+
+Phase 1 (`phase` tag `search`): Optuna's TPE (`OptunaSearch`) samples the method's ranges
+(`spaces.SEARCH_RANGES`, starting from the sweep's own points) with the first seed only,
+and ASHA stops weak trials early on English dev (`train/dev_accuracy`, the only metric
+model selection may use). Phase 2 (`phase` tag `final`): the top-k configurations and the
+baseline re-run over every seed as a grid, a balanced and paired design for the tests;
+the report reads phase 2 only (the parent run's `xlt.report_phase` tag).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping
+
+from sweeps.presets import SweepSpec
+from sweeps.spaces import SEARCH_RANGES, unique
+from xlt_core.config import METHOD_HYPERPARAMETERS, TrialConfig
+from xlt_core.errors import ConfigError
+from xlt_core.train import DEV_CURVE
+from xlt_core.trial import check_resources
+
+PHASE_GRID = "grid"
+PHASE_SEARCH = "search"
+PHASE_FINAL = "final"
+METRIC, MODE = DEV_CURVE, "max"
+
+
+def searched_methods(spec: SweepSpec) -> list[str]:
+    """The methods with hyperparameters among the sweep's points (the baseline has none)."""
+    return sorted({point["method"] for point in spec.points if METHOD_HYPERPARAMETERS[point["method"]]})
+
+
+def baseline_points(spec: SweepSpec) -> list[dict]:
+    return [point for point in spec.points if not METHOD_HYPERPARAMETERS[point["method"]]]
+
+
+def search_ranges(spec: SweepSpec) -> dict[str, dict[str, tuple]]:
+    """Per searched method, the range of each hyperparameter: `--set` values fix their axis,
+    and choices this model cannot take (a layer deeper than the model) are dropped. Raises
+    ConfigError when a method has no ranges or a range is left empty or invalid."""
+    ranges: dict[str, dict[str, tuple]] = {}
+    for method in searched_methods(spec):
+        if method not in SEARCH_RANGES:
+            raise ConfigError("--strategy", "search", f"a method with search ranges in sweeps/spaces.py SEARCH_RANGES ({', '.join(sorted(SEARCH_RANGES))}); {method} has none")
+        ranges[method] = {}
+        # Each value is checked within one of the sweep's own (valid) points of the method.
+        context = {**spec.base, **next(point for point in spec.points if point["method"] == method)}
+        for name, bounds in SEARCH_RANGES[method].items():
+            if name in spec.fixed_axes:
+                bounds = ("choice", (spec.fixed_axes[name],))
+            values = bounds[1] if bounds[0] == "choice" else bounds[1:3]
+            valid = [value for value in values if _valid({**context, name: value})]
+            if bounds[0] == "choice" and not valid:
+                raise ConfigError(name, ",".join(map(str, values)), f"at least one value that fits the model (method {method})")
+            if bounds[0] == "float" and len(valid) < 2:
+                raise ConfigError(name, f"{bounds[1]}..{bounds[2]}", f"a range whose ends are both valid (method {method})")
+            ranges[method][name] = ("choice", tuple(valid)) if bounds[0] == "choice" else bounds
+    _check_shared_names(ranges)
+    return ranges
+
+
+class DefineByRun:
+    """Optuna's define-by-run space over `search_ranges`: a method, then its hyperparameters,
+    named `point/<name>` so that Ray hands the trial `point` = one method configuration.
+    A class, not a closure: Ray pickles the searcher into its experiment checkpoints."""
+
+    def __init__(self, ranges: Mapping[str, Mapping[str, tuple]]):
+        self.ranges = {method: dict(names) for method, names in ranges.items()}
+
+    def __call__(self, trial) -> None:
+        method = trial.suggest_categorical("point/method", sorted(self.ranges))
+        for name, bounds in self.ranges[method].items():
+            if bounds[0] == "choice":
+                trial.suggest_categorical(f"point/{name}", list(bounds[1]))
+            else:
+                _, low, high, step = bounds
+                trial.suggest_float(f"point/{name}", low, high, step=step)
+
+
+def starting_points(spec: SweepSpec, ranges: Mapping[str, Mapping[str, tuple]]) -> list[dict]:
+    """The sweep's own configurations (e.g. the papers' settings) that lie in the ranges:
+    the search evaluates them first."""
+    points = []
+    for point in spec.points:
+        method_ranges = ranges.get(point["method"])
+        values = TrialConfig.from_dict({**spec.base, **point}).hyperparameters()  # defaults filled in
+        if method_ranges is not None and all(_in_range(values[name], bounds) for name, bounds in method_ranges.items()):
+            points.append({f"point/{key}": value for key, value in values.items()})
+    return points
+
+
+def record_study(results, ranges: Mapping[str, Mapping[str, tuple]], storage: str, study_name: str) -> int:
+    """Write phase 1 as an Optuna study in `storage` (e.g. sqlite:///optuna.db) for
+    `optuna-dashboard`: finished trials COMPLETE with their dev score, trials ASHA stopped
+    PRUNED with their curve, failed ones FAIL. The searcher itself keeps its study in memory,
+    inside Tune's experiment checkpoint, so a resumed search restores one consistent state
+    (a database updated apart from that checkpoint disagrees with it after a crash).
+    Returns the number of trials written."""
+    import optuna
+
+    from sweeps.trainable import FAILURE, TRIAL_COMPLETE
+
+    if study_name in optuna.get_all_study_names(storage):
+        optuna.delete_study(study_name=study_name, storage=storage)
+    study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize" if MODE == "max" else "minimize")
+    written = 0
+    for result in results:
+        metrics, point = result.metrics or {}, result.config["point"]
+        curve = result.metrics_dataframe[METRIC].dropna() if result.metrics_dataframe is not None and METRIC in result.metrics_dataframe else []
+        if result.error is not None or metrics.get(FAILURE):
+            state, value = optuna.trial.TrialState.FAIL, None
+        elif metrics.get(TRIAL_COMPLETE):
+            state, value = optuna.trial.TrialState.COMPLETE, metrics[METRIC]
+        else:
+            state, value = optuna.trial.TrialState.PRUNED, None
+        study.add_trial(optuna.trial.create_trial(
+            params={f"point/{name}": value for name, value in point.items()},
+            distributions=_distributions(ranges, point),
+            value=value,
+            state=state,
+            intermediate_values={int(step): float(v) for step, v in enumerate(curve, start=1)},
+        ))
+        written += 1
+    return written
+
+
+def _distributions(ranges: Mapping[str, Mapping[str, tuple]], point: Mapping) -> dict:
+    import optuna
+
+    distributions = {"point/method": optuna.distributions.CategoricalDistribution(sorted(ranges))}
+    for name, bounds in ranges[point["method"]].items():
+        if bounds[0] == "choice":
+            distributions[f"point/{name}"] = optuna.distributions.CategoricalDistribution(list(bounds[1]))
+        else:
+            distributions[f"point/{name}"] = optuna.distributions.FloatDistribution(bounds[1], bounds[2], step=bounds[3])
+    return distributions
+
+
+def top_configurations(results, k: int) -> list[dict]:
+    """The k best distinct phase-1 configurations. Trials that ran to the end rank first,
+    by their selected model's English dev accuracy (the curve's final value); trials ASHA
+    stopped follow by the best dev accuracy they reached. Failed trials never qualify."""
+    from sweeps.trainable import FAILURE, TRIAL_COMPLETE
+
+    ranked = []
+    for result in results:
+        metrics = result.metrics or {}
+        if result.error is not None or metrics.get(FAILURE) or result.metrics_dataframe is None or METRIC not in result.metrics_dataframe:
+            continue
+        best = result.metrics_dataframe[METRIC].max()
+        if math.isfinite(best):
+            ranked.append((bool(metrics.get(TRIAL_COMPLETE)), metrics[METRIC] if metrics.get(TRIAL_COMPLETE) else best, result.config["point"]))
+    if not ranked:
+        raise RuntimeError("no phase-1 trial produced an English dev score; nothing to re-run in phase 2")
+    ranked.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return unique([point for _, _, point in ranked])[:k]
+
+
+def asha_max_t(spec: SweepSpec) -> int:
+    """An upper bound on the results a full trial reports, so that ASHA never cuts a trial at
+    `max_t` just before its final report: evaluations come every steps_per_epoch //
+    evals_per_epoch steps, fewer than 2 * evals_per_epoch per epoch, plus the last step's
+    evaluation and the final report."""
+    config = TrialConfig.from_dict(spec.base)
+    return math.ceil(2 * config.epochs * config.evals_per_epoch) + 2
+
+
+def _valid(values: dict) -> bool:
+    try:
+        check_resources(TrialConfig.from_dict(values))
+    except ConfigError:
+        return False
+    return True
+
+
+def _in_range(value, bounds: tuple) -> bool:
+    if bounds[0] == "choice":
+        return value in bounds[1]
+    return value is not None and bounds[1] <= value <= bounds[2]
+
+
+def _check_shared_names(ranges: Mapping[str, Mapping[str, tuple]]) -> None:
+    # Optuna refuses one parameter name with two different sets of choices.
+    seen: dict[str, tuple] = {}
+    for method, names in ranges.items():
+        for name, bounds in names.items():
+            if seen.setdefault(name, bounds) != bounds:
+                raise ConfigError(name, bounds, f"the same search range in every method that has it ({method} differs)")

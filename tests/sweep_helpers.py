@@ -1,0 +1,75 @@
+"""Helpers shared by the sweep tests that run real (tiny) sweeps."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mlflow.tracking import MlflowClient
+
+SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "ear_xnli.py"
+# The smallest sweep that still trains and evaluates: seconds per trial on one core.
+TINY = ["--set", "epochs=1", "--set", "max_train_examples=200", "--set", "max_eval_examples=50", "--set", "tiny_layers=2", "--set", "layer=2"]
+# One EAR configuration besides the baseline.
+ONE_EAR = ["--set", "alpha=1", "--set", "beta=0.1"]
+
+
+def start_script(cwd, *args, env=None) -> subprocess.Popen:
+    """The sweep script in its own session, so that it and what it starts can be stopped
+    together; its output goes to `driver.log` in `cwd` (a pipe nobody reads would block it)."""
+    log = open(Path(cwd) / "driver.log", "a")
+    return subprocess.Popen([sys.executable, str(SCRIPT), *args], cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def wait_for(condition, timeout_s: float, what: str, interval_s: float = 0.5):
+    """Poll `condition` until it returns something truthy; fail after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+
+
+def child_runs(uri: str, experiment: str = "ear_xnli"):
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return []
+    return client.search_runs([found.experiment_id], filter_string="tags.`xlt.role` = 'trial'", max_results=1000)
+
+
+def parent_runs(uri: str, experiment: str = "ear_xnli"):
+    client = MlflowClient(uri)
+    found = client.get_experiment_by_name(experiment)
+    return client.search_runs([found.experiment_id], filter_string="tags.`xlt.role` = 'parent'", max_results=100)
+
+
+def processes_mentioning(marker: str) -> list[int]:
+    """Pids of live processes whose command line mentions `marker` (e.g. a Ray temp dir)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def kill_driver(process: subprocess.Popen, ray_tmpdir: str) -> None:
+    """SIGKILL the driver's whole session, then check that the local Ray it started went with
+    it (Ray's processes share the driver's fate); stragglers are killed and reported."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    try:
+        wait_for(lambda: not processes_mentioning(ray_tmpdir), 60, "the killed driver's Ray processes to exit")
+    except AssertionError:
+        leftovers = processes_mentioning(ray_tmpdir)
+        for pid in leftovers:
+            os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"Ray processes outlived the killed driver: {leftovers}")

@@ -1,0 +1,98 @@
+"""Strategy `search` end to end: phase 1 (Optuna TPE + ASHA, one seed), phase 2 (top-k and
+the baseline over every seed), a report built from phase 2 only, the Optuna study stored.
+
+The driver is killed once the first trial has finished and the sweep is continued with
+`--resume`: finished trials are not re-run and no child run is duplicated.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import optuna
+import pytest
+from mlflow.tracking import MlflowClient
+
+from analysis.collect import collect_trials
+from sweep_helpers import SCRIPT, TINY, child_runs, kill_driver, parent_runs, start_script, wait_for
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory):
+    """A search sweep whose driver is killed after its first finished trial, then resumed.
+    Yields the working directory, the tracking URI, and the runs finished before the kill."""
+    workdir = tmp_path_factory.mktemp("search")
+    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    args = ["--preset", "smoke", "--strategy", "search", "--tracking-uri", uri, *TINY, "--set", "search_trials=3"]
+    ray_tmpdir = tempfile.mkdtemp(prefix="xr", dir="/tmp")  # short: Ray's socket paths have a length limit
+    env = {**os.environ, "RAY_TMPDIR": ray_tmpdir}
+    driver = start_script(workdir, *args, env=env)
+    try:
+        finished = wait_for(lambda: [r for r in child_runs(uri) if r.info.status == "FINISHED"], 300, "a finished trial")
+    finally:
+        kill_driver(driver, ray_tmpdir)
+    before = {r.info.run_id: r.info.end_time for r in child_runs(uri) if r.info.status in ("FINISHED", "KILLED")}
+    assert finished and before
+    resumed = subprocess.run([sys.executable, str(SCRIPT), *args, "--resume"], cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert "Resuming sweep" in resumed.stdout
+    return workdir, uri, before
+
+
+def test_resume_keeps_finished_trials_and_duplicates_no_run(searched):
+    _, uri, before = searched
+    runs = {r.info.run_id: r for r in child_runs(uri)}
+    for run_id, end_time in before.items():  # finished before the kill: not run again
+        assert runs[run_id].info.end_time == end_time
+    assert len({r.data.tags["ray_trial_id"] for r in runs.values()}) == len(runs)
+    final = [r for r in runs.values() if r.data.tags["phase"] == "final"]
+    assert len({(r.data.tags["config_key"], r.data.params["seed"]) for r in final}) == len(final)
+    assert len(parent_runs(uri)) == 1
+
+
+def test_phase_one_samples_with_one_seed_and_phase_two_reruns_top_k_and_baseline(searched):
+    _, uri, _ = searched
+    runs = child_runs(uri)
+    search = [r for r in runs if r.data.tags["phase"] == "search"]
+    final = [r for r in runs if r.data.tags["phase"] == "final"]
+    assert len(search) == 3 and len(final) == 4 and len(runs) == 7
+    assert {r.data.params["seed"] for r in search} == {"0"}
+    assert {r.data.params["method"] for r in search} == {"ear"}
+    # ASHA may stop a phase-1 trial early: its run is closed as KILLED with the reason.
+    for run in search:
+        assert run.info.status in ("FINISHED", "KILLED")
+        assert (run.info.status == "KILLED") == ("stopped_early" in run.data.tags)
+    assert all(r.info.status == "FINISHED" for r in final)
+    pairs = {(r.data.tags["config_key"], r.data.params["seed"]) for r in final}
+    assert len(pairs) == 4 and {seed for _, seed in pairs} == {"0", "1"}  # balanced and paired
+    final_ear = {r.data.tags["config_key"] for r in final if r.data.params["method"] == "ear"}
+    assert len(final_ear) == 1 and final_ear <= {r.data.tags["config_key"] for r in search}
+    assert {r.data.params["method"] for r in final} == {"finetune", "ear"}
+
+
+def test_report_is_built_from_phase_two_only(searched, tmp_path):
+    _, uri, _ = searched
+    (parent,) = parent_runs(uri)
+    assert parent.info.status == "FINISHED" and parent.data.tags["xlt.report_phase"] == "final"
+    client = MlflowClient(uri)
+    final_ids = {r.info.run_id for r in child_runs(uri) if r.data.tags["phase"] == "final"}
+    assert set(collect_trials(client, parent.info.run_id)["run_id"]) == final_ids
+    searched_finished = {r.info.run_id for r in child_runs(uri) if r.data.tags["phase"] == "search" and r.info.status == "FINISHED"}
+    if searched_finished:
+        assert set(collect_trials(client, parent.info.run_id, phase="search")["run_id"]) == searched_finished
+    selected = json.loads(Path(client.download_artifacts(parent.info.run_id, "report/selected_config.json", str(tmp_path))).read_text())
+    assert selected["run_ids"] and set(selected["run_ids"]) <= final_ids
+
+
+def test_optuna_study_is_stored_for_the_dashboard(searched):
+    workdir, uri, _ = searched
+    (parent,) = parent_runs(uri)
+    storage = parent.data.tags["optuna_storage"]
+    assert storage == f"sqlite:///{workdir / 'optuna.db'}"
+    study = optuna.load_study(study_name=parent.data.tags["optuna_study"], storage=storage)
+    assert len(study.trials) == 3
+    assert all(set(t.params) == {"point/method", "point/alpha", "point/beta", "point/layer", "point/m"} for t in study.trials)
+    assert all(t.params["point/layer"] == 2 for t in study.trials)  # --set layer=2 fixes that axis
