@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import tempfile
 import weakref
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from xlt_core.data.examples import PairExample
+from xlt_core.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -129,3 +131,29 @@ def _save_atomically(encoded: EncodedPairs, path: Path) -> None:
     os.close(handle)
     torch.save({"input_ids": encoded.input_ids, "token_type_ids": encoded.token_type_ids, "labels": encoded.labels}, staging)
     os.replace(staging, path)
+
+
+def cross_lingual_pairs(first: Sequence[PairExample], second: Sequence[PairExample]) -> list[PairExample]:
+    """Generalized cross-lingual pairs: sentence 1 from `first`, sentence 2 from `second`.
+
+    The two sets must be parallel (example i is the same pair, translated, with the same
+    label), as the XNLI and PAWS-X dev/test sets are. With `first is second` this is the
+    ordinary evaluation set, example for example.
+    """
+    if len(first) != len(second):
+        raise DataError(f"generalized pairs need parallel test sets; they hold {len(first)} and {len(second)} examples")
+    pairs = []
+    for index, (a, b) in enumerate(zip(first, second)):
+        if a.label != b.label:
+            raise DataError(f"generalized pairs need parallel test sets; example {index} has labels {a.label} and {b.label}")
+        pairs.append(PairExample(a.sentence1, b.sentence2, a.label))
+    return pairs
+
+
+def mixed_language_pairs(english: Sequence[PairExample], target: Sequence[PairExample], seed: int) -> list[PairExample]:
+    """The mixed-language set: each target example with one of its two sentences (drawn
+    with `seed`, the same draw for every language) replaced by its English original."""
+    english_first = cross_lingual_pairs(english, target)
+    target_first = cross_lingual_pairs(target, english)
+    rng = random.Random(seed)
+    return [english_first[i] if rng.random() < 0.5 else target_first[i] for i in range(len(target))]
