@@ -25,7 +25,7 @@ def build_parser(script: str) -> argparse.ArgumentParser:
     parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
     parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
     parser.add_argument("--strategy", choices=("grid",), default="grid", help="grid: every configuration with every seed, plus the baseline")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting; a method hyperparameter (alpha, beta, layer, m) replaces that axis of the grid; seeds=0,1,2 sets the seeds (repeatable)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting; a method hyperparameter (alpha, beta, layer, m, epsilon, adv_steps, adv_step_scale, rs_da_variant) replaces that axis of the grid in the points whose method has it; seeds=0,1,2 sets the seeds (repeatable)")
     return parser
 
 
