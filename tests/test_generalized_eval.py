@@ -72,12 +72,13 @@ def test_mixed_set_replaces_one_sentence_by_english_with_a_fixed_draw(sets):
     assert 0.3 < sum(sides["es"]) / len(sides["es"]) < 0.7  # both sentences get replaced
 
 
-def test_pairs_refuse_sets_that_are_not_parallel():
-    one = [PairExample("a", "b", 0), PairExample("c", "d", 1)]
-    with pytest.raises(DataError, match="2 and 1 examples"):
-        cross_lingual_pairs(one, one[:1])
-    with pytest.raises(DataError, match="example 1 has labels 1 and 0"):
-        cross_lingual_pairs(one, [one[0], PairExample("c", "d", 0)])
+def test_pairs_refuse_sets_of_different_sizes_and_drop_examples_whose_labels_disagree():
+    one = [PairExample("a", "b", 0), PairExample("c", "d", 1), PairExample("e", "f", 1)]
+    other = [PairExample("A", "B", 0), PairExample("C", "D", 0), PairExample("E", "F", 1)]
+    with pytest.raises(DataError, match="3 and 1 examples"):
+        cross_lingual_pairs(one, other[:1])
+    assert cross_lingual_pairs(one, other) == [PairExample("a", "B", 0), PairExample("e", "F", 1)]
+    assert len(mixed_language_pairs(one, other, seed=0)) == 2
 
 
 def test_without_the_settings_only_the_ordinary_sets_are_built(tmp_path):
