@@ -61,7 +61,12 @@ def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
     )
     print(f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {len(spec.points)} configurations x {len(spec.seeds)} seeds = {len(trials)} trials; MLflow {options.tracking_uri}, parent run {parent_run_id}", flush=True)
 
-    ray.init(address=options.address, **({} if options.address or os.environ.get("RAY_ADDRESS") else {"include_dashboard": False}))
+    if options.address or os.environ.get("RAY_ADDRESS"):
+        ray.init(address=options.address)
+    else:
+        # "local" starts a fresh Ray: with no address, Ray would attach to the last cluster
+        # started on this machine (/tmp/ray/ray_current_cluster), which may be dead or not ours.
+        ray.init(address="local", include_dashboard=False)
     space = {
         "base": spec.base,
         "point": tune.grid_search(spec.points),
