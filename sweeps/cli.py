@@ -30,7 +30,7 @@ def build_parser(script: str) -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true", help="continue the interrupted sweep with these settings (same working directory and tracking URI) without re-running finished trials")
     parser.add_argument("--max-failures", type=_int_flag("--max-failures", 0), default=2, metavar="N", help="restart a failed trial from its last checkpoint up to N times (default 2)")
     parser.add_argument("--storage-path", default="ray_results", metavar="PATH", help="where Ray Tune keeps experiment state and checkpoints (default ./ray_results; on a multi-node cluster a shared path such as s3://bucket/ray_results)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting; a method hyperparameter (alpha, beta, layer, m) replaces that axis of the grid; seeds=0,1,2 sets the seeds (repeatable)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting; a method hyperparameter (alpha, beta, layer, m, epsilon, adv_steps, adv_step_scale, rs_da_variant) replaces that axis of the grid in the points whose method has it; seeds=0,1,2 sets the seeds (repeatable)")
     return parser
 
 

@@ -12,6 +12,11 @@ from sweeps import spaces
 from xlt_core.errors import ConfigError
 
 XNLI_TARGETS = ("ar", "bg", "de", "el", "es", "fr", "hi", "ru", "sw", "th", "tr", "ur", "vi", "zh")
+PAWSX_TARGETS = ("de", "es", "fr", "ja", "ko", "zh")
+SYNTHETIC_TARGETS = ["es", "de", "ru"]
+# The shared PAWS-X sample (../shared/data/pawsx) holds dev files only, in these targets.
+LOCAL_PAWSX_TARGETS = ["de", "es", "fr"]
+SEEDS = {"smoke": [0, 1], "paper": [1, 2, 3, 4, 5]}
 
 
 @dataclass
@@ -81,6 +86,50 @@ def ear_xnli(preset: str, data_dir: str | None) -> SweepSpec:
     base = {**PAPER_TRAINING, "task": "xnli", "target_langs": list(XNLI_TARGETS)}
     base.update(_data_settings(data_dir, default_source="hub"))
     return SweepSpec("ear_xnli", base, [spaces.BASELINE, *spaces.ear_paper_points()], seeds=[1, 2, 3, 4, 5], preset=preset, search_trials=40, top_k=3)
+
+
+def robust_xnli(preset: str, data_dir: str | None) -> SweepSpec:
+    """Baseline, ADV, RS-RP and RS-DA on XNLI with the same seeds (Huang et al. 2021), with
+    the generalized pairs and the mixed-language set evaluated."""
+    xnli = ear_xnli(preset, data_dir)  # the same trial settings and seeds as the EAR sweep
+    base = {**xnli.base, "generalized_pairs": True, "mixed_language": True}
+    points = spaces.robust_smoke_points() if preset == "smoke" else spaces.robust_paper_points(spaces.RS_DA_M["xnli"])
+    return _robust_spec("robust_xnli", base, points, xnli.seeds, preset)
+
+
+def robust_pawsx(preset: str, data_dir: str | None) -> SweepSpec:
+    """Baseline, ADV, RS-RP and RS-DA on PAWS-X with the same seeds, generalized pairs on."""
+    points = spaces.robust_smoke_points() if preset == "smoke" else spaces.robust_paper_points(spaces.RS_DA_M["pawsx"])
+    return _robust_spec("robust_pawsx", _pawsx_base(preset, data_dir), points, SEEDS[preset], preset)
+
+
+def ear_pawsx(preset: str, data_dir: str | None) -> SweepSpec:
+    """EAR vs plain fine-tuning on PAWS-X; the paper draws m = 10 synonym copies there."""
+    if preset == "smoke":
+        points = spaces.ear_smoke_points()
+    else:
+        points = spaces.with_setting(spaces.ear_paper_points(), "m", spaces.RS_DA_M["pawsx"])
+    return SweepSpec("ear_pawsx", _pawsx_base(preset, data_dir), [spaces.BASELINE, *points], seeds=SEEDS[preset], preset=preset)
+
+
+def _robust_spec(experiment: str, base: dict, points: list[dict], seeds: list[int], preset: str) -> SweepSpec:
+    # The robust-training paper tests significance with a bootstrapped paired t-test.
+    return SweepSpec(experiment, base, [spaces.BASELINE, *points], seeds=list(seeds), preset=preset, significance_test="bootstrap")
+
+
+def _pawsx_base(preset: str, data_dir: str | None) -> dict:
+    """PAWS-X trial settings, generalized pairs on (both papers evaluate PAWS-X)."""
+    if preset == "smoke":
+        base = {**SMOKE_TRAINING, "task": "pawsx", "target_langs": list(SYNTHETIC_TARGETS), "generalized_pairs": True}
+        base.update(_data_settings(data_dir, default_source="synthetic"))
+        if data_dir:
+            # The shared sample has PAWS-X dev files only: cut them into disjoint train /
+            # dev (selection) / test parts by example index (see xlt_core/data/loading.py).
+            base.update({"split_dev_files": True, "target_langs": list(LOCAL_PAWSX_TARGETS)})
+        return base
+    base = {**PAPER_TRAINING, "task": "pawsx", "target_langs": list(PAWSX_TARGETS), "generalized_pairs": True}
+    base.update(_data_settings(data_dir, default_source="hub"))
+    return base
 
 
 def _data_settings(data_dir: str | None, default_source: str) -> dict:
@@ -169,4 +218,4 @@ def adjust_qa(preset: str, data_dir: str | None) -> SweepSpec:
 
 XSR_TARGETS = ("ar", "de", "es", "fr", "hi", "ru", "vi", "zh")
 
-PRESETS = {"ear_xnli": ear_xnli, "adjust_xnli": adjust_xnli, "adjust_ner": adjust_ner, "adjust_xsr": adjust_xsr, "adjust_qa": adjust_qa}
+PRESETS = {"ear_xnli": ear_xnli, "robust_xnli": robust_xnli, "robust_pawsx": robust_pawsx, "ear_pawsx": ear_pawsx, "adjust_xnli": adjust_xnli, "adjust_ner": adjust_ner, "adjust_xsr": adjust_xsr, "adjust_qa": adjust_qa}

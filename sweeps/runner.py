@@ -341,8 +341,12 @@ def _ray_session(address: str | None):
 
     started = not ray.is_initialized()
     if started:
-        local = not (address or os.environ.get("RAY_ADDRESS"))
-        ray.init(address=address, **({"include_dashboard": False} if local else {}))
+        if address or os.environ.get("RAY_ADDRESS"):
+            ray.init(address=address)
+        else:
+            # "local" starts a private Ray: a plain ray.init() would attach to the last cluster
+            # started on this machine (/tmp/ray/ray_current_cluster), which may be dead or not ours.
+            ray.init(address="local", include_dashboard=False)
     try:
         yield ray.cluster_resources()
     finally:

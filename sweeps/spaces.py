@@ -6,6 +6,9 @@ chosen setting, so a space is a list of points, not a dict of axes.
 
 from __future__ import annotations
 
+from xlt_core.config import METHOD_HYPERPARAMETERS
+from xlt_core.errors import ConfigError
+
 BASELINE = {"method": "finetune"}
 
 # Ding et al. 2022: layer at alpha = beta = 1; beta at alpha = 1; alpha at beta = 0.1 (layer 6
@@ -41,11 +44,37 @@ SEARCH_RANGES = {
     },
 }
 
+# Huang et al. 2021: the L-inf radius grid of ADV and RS-RP, and RS-DA's copies per example.
+ROBUST_EPSILONS = (0.001, 0.01, 0.1, 1.0)
+RS_DA_M = {"xnli": 3, "pawsx": 10}
+
+
+def robust_paper_points(m: int) -> list[dict]:
+    """ADV and RS-RP at every epsilon of the grid, RS-DA (released variant) with m copies."""
+    points = [{"method": method, "epsilon": epsilon} for method in ("adv", "rs_rp") for epsilon in ROBUST_EPSILONS]
+    return points + [{"method": "rs_da", "m": m, "rs_da_variant": "released"}]
+
+
+def robust_smoke_points(epsilon: float = 0.001, m: int = 2) -> list[dict]:
+    """One point per robust method for CPU minutes: the grid's smallest radius (the tiny
+    model's word embeddings start at std 0.02, and an adversarial L-inf step of 0.01 per
+    coordinate keeps it at chance) and 2 copies instead of 3 (RS-DA's epochs grow with m)."""
+    return [{"method": "adv", "epsilon": epsilon}, {"method": "rs_rp", "epsilon": epsilon}, {"method": "rs_da", "m": m, "rs_da_variant": "released"}]
+
+
+def with_setting(points: list[dict], key: str, value) -> list[dict]:
+    """Every point whose method has hyperparameter `key` set to `value` (e.g. EAR's m=10)."""
+    return [{**point, key: value} if key in METHOD_HYPERPARAMETERS[point["method"]] else point for point in points]
+
 
 def override_axis(points: list[dict], key: str, value) -> list[dict]:
-    """Fix one hyperparameter in every point that has it (`--set beta=0.1`), merging the
-    points that become equal."""
-    return unique([{**point, key: value} if key in point else point for point in points])
+    """Fix one hyperparameter in every point whose method has it (`--set beta=0.1`),
+    merging the points that become equal. A hyperparameter of none of the sweep's methods
+    is refused: it would silently change nothing."""
+    methods = sorted({point["method"] for point in points})
+    if not any(key in METHOD_HYPERPARAMETERS[method] for method in methods):
+        raise ConfigError(key, value, f"a hyperparameter of this sweep's methods ({', '.join(methods)}); {key} belongs to {', '.join(m for m, names in METHOD_HYPERPARAMETERS.items() if key in names)}")
+    return unique(with_setting(points, key, value))
 
 
 def unique(points: list[dict]) -> list[dict]:

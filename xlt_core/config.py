@@ -18,8 +18,8 @@ from typing import Any, Mapping
 
 from xlt_core.errors import ConfigError
 
-TASKS = ("xnli", "ner", "qa", "xsr")
-METHODS = ("finetune", "ear", "adjusted", "adjusted_continual")
+TASKS = ("xnli", "pawsx", "ner", "qa", "xsr")
+METHODS = ("finetune", "ear", "adv", "rs_rp", "rs_da", "adjusted", "adjusted_continual")
 DATA_SOURCES = ("synthetic", "local", "hub")
 TINY_MODEL = "tiny"
 
@@ -28,9 +28,16 @@ _ADJUSTMENT = ("adjust_epochs", "adjust_learning_rate", "adjust_reg_weight")
 METHOD_HYPERPARAMETERS = {
     "finetune": (),
     "ear": ("alpha", "beta", "layer", "m"),
+    "adv": ("epsilon", "adv_steps", "adv_step_scale"),
+    "rs_rp": ("epsilon",),
+    "rs_da": ("m", "rs_da_variant"),
     "adjusted": _ADJUSTMENT,
     "adjusted_continual": (*_ADJUSTMENT, "continual_alpha", "continual_reg_weight"),
 }
+# RS-DA as released trains on the m copies only; EAR-style keeps each original too.
+RS_DA_VARIANTS = ("released", "keep_originals")
+# The methods that draw synonym copies from a neighbour table.
+SYNONYM_METHODS = ("ear", "rs_da")
 
 # Settings that describe the model's training, not the method: seeds of the same
 # configuration share everything but `seed`.
@@ -58,7 +65,14 @@ class TrialConfig:
     alpha: float = 1.0
     beta: float = 0.1
     layer: int = 6  # 1-based, as in the paper ("layer 6" = attentions[5])
-    m: int = 1  # synonym copies per training example, each paired with its original
+    m: int = 1  # synonym copies per training example (EAR pairs each with its original)
+
+    # Robust training (Huang et al. 2021): an L-inf ball of radius epsilon around the word
+    # embeddings (the vectors `inputs_embeds` replaces, before position/type embeddings).
+    epsilon: float = 0.01
+    adv_steps: int = 1  # projected gradient-sign ascent steps (1 = FGSM)
+    adv_step_scale: float = 1.0  # each ascent step is adv_step_scale * epsilon
+    rs_da_variant: str = "released"  # released: train on the m copies only; keep_originals: also on x
 
     # Cross-lingual adjustment (Efimov et al. 2023, after Cao et al. 2020): parallel data
     # ("synthetic", a directory of line-aligned <name>.<lang> files, or "hub:<OPUS-style id>"),
@@ -85,6 +99,15 @@ class TrialConfig:
     evals_per_epoch: int = 1
     max_train_examples: int | None = None
     max_eval_examples: int | None = None
+
+    # Evaluation beyond one language per example: every (first-sentence language,
+    # second-sentence language) pair of the test sets, keyed test/<l1>-<l2>/accuracy, and
+    # the mixed-language set (one sentence of each example in English), keyed mixed/<lang>/...
+    generalized_pairs: bool = False
+    mixed_language: bool = False
+    # For a local directory with dev files only (the shared PAWS-X sample): cut the parallel
+    # dev files by example index into disjoint train / dev / test parts (see data/loading.py).
+    split_dev_files: bool = False
 
     # Only for model == "tiny".
     tiny_hidden_size: int = 64
@@ -137,7 +160,7 @@ class TrialConfig:
 
     @property
     def uses_synonyms(self) -> bool:
-        return self.method == "ear"
+        return self.method in SYNONYM_METHODS
 
     def validate(self) -> None:
         """Check every value on its own (no file system access)."""
@@ -159,6 +182,15 @@ class TrialConfig:
         _at_least("beta", self.beta, 0.0)
         _at_least("m", self.m, 1)
         _at_least("layer", self.layer, 1)
+        _positive("epsilon", self.epsilon)
+        _at_least("adv_steps", self.adv_steps, 1)
+        _positive("adv_step_scale", self.adv_step_scale)
+        _one_of("rs_da_variant", self.rs_da_variant, RS_DA_VARIANTS)
+        for name in ("generalized_pairs", "mixed_language", "split_dev_files"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(name, getattr(self, name), "true or false")
+        if self.split_dev_files and self.data_source != "local":
+            raise ConfigError("split_dev_files", self.split_dev_files, "false unless data_source='local' (it cuts a local directory's dev files)")
         if self.model == TINY_MODEL and "layer" in METHOD_HYPERPARAMETERS[self.method] and self.layer > self.tiny_layers:
             raise ConfigError("layer", self.layer, f"a layer between 1 and {self.tiny_layers} (the tiny model has tiny_layers={self.tiny_layers})")
         if self.method in ("adjusted", "adjusted_continual") and not self.parallel_data:
@@ -207,6 +239,8 @@ class TrialConfig:
 
 _INT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type in ("int", "int | None")}
 _FLOAT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "float"}
+_BOOL_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "bool"}
+_TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
 def coerce_setting(name: str, value: Any) -> Any:
@@ -218,6 +252,11 @@ def coerce_setting(name: str, value: Any) -> Any:
         return tuple(value)
     if value is None or (isinstance(value, str) and value.lower() == "none"):
         return None
+    if name in _BOOL_FIELDS:
+        text = str(value).lower()
+        if isinstance(value, bool) or text in _TRUE + _FALSE:
+            return value if isinstance(value, bool) else text in _TRUE
+        raise ConfigError(name, value, "true or false")
     if name in _INT_FIELDS:
         try:
             number = float(value)

@@ -12,6 +12,7 @@ import torch
 from xlt_core.adjustment import check_parallel, prepare_method, tokenizer_texts
 from xlt_core.config import TrialConfig
 from xlt_core.data.loading import check_data, load_split, load_synonyms, num_labels
+from xlt_core.evaluation import evaluation_sets
 from xlt_core.errors import ConfigError
 from xlt_core.models import load_model, model_depth
 from xlt_core.objectives import build_objective
@@ -60,11 +61,7 @@ def run_trial(config: TrialConfig, reporter: Reporter) -> TrialResult:
     def encode(examples, persist=False):
         return encode_pairs(tokenizer, examples, config.max_seq_length, cache_dir if persist else None)
 
-    eval_sets = {
-        (split, lang): encode(load_split(config, split, lang), persist=True)
-        for split, langs in (("dev", [config.source_lang]), ("test", [config.source_lang, *config.target_langs]))
-        for lang in langs
-    }
+    eval_sets = {key: encode(examples, persist=True) for key, examples in evaluation_sets(config).items()}
     dev = eval_sets[("dev", config.source_lang)]
 
     def dev_accuracy() -> float:

@@ -3,22 +3,49 @@
 from __future__ import annotations
 
 from xlt_core.config import TrialConfig
-from xlt_core.data.examples import XNLI_LABELS, PairExample
+from xlt_core.data.examples import PAWSX_LABELS, XNLI_LABELS, PairExample
+from xlt_core.data.pawsx import available_pawsx_languages, load_pawsx
 from xlt_core.data.synonyms import load_synonym_table
 from xlt_core.data.synthetic import synthetic_synonyms
 from xlt_core.data.xnli import available_xnli_languages, load_xnli
 from xlt_core.errors import ConfigError, DataError
 
+_LOADERS = {"xnli": load_xnli, "pawsx": load_pawsx}
+_LISTERS = {"xnli": available_xnli_languages, "pawsx": available_pawsx_languages}
+_LABELS = {"xnli": XNLI_LABELS, "pawsx": PAWSX_LABELS}
+
+# split_dev_files: the parallel dev files cut by example index into three disjoint parts.
+# Train and dev (model selection) are English only; test is every language. Example i is
+# the same pair in every language, so no test pair, nor any translation of it, is trained
+# or selected on, and the selection set is not the training set.
+DEV_FILE_PARTS = {"train": (0.0, 0.6), "dev": (0.6, 0.8), "test": (0.8, 1.0)}
+
 
 def num_labels(config: TrialConfig) -> int:
-    return len(XNLI_LABELS)
+    return len(_LABELS[config.task])
 
 
 def load_split(config: TrialConfig, split: str, lang: str) -> list[PairExample]:
     """The examples of one split and language, cut to the configured maximum."""
-    examples = load_xnli(config.data_source, split, lang, config.data_dir)
+    if config.split_dev_files:
+        examples = _dev_file_part(config, split, lang)
+    else:
+        examples = _LOADERS[config.task](config.data_source, split, lang, config.data_dir)
     limit = config.max_train_examples if split == "train" else config.max_eval_examples
     return list(examples[:limit]) if limit else list(examples)
+
+
+def _dev_file_part(config: TrialConfig, split: str, lang: str) -> list[PairExample]:
+    load = _LOADERS[config.task]
+    examples = load(config.data_source, "dev", lang, config.data_dir)
+    size = len(load(config.data_source, "dev", config.source_lang, config.data_dir))
+    if len(examples) != size:
+        raise DataError(
+            f"split_dev_files needs parallel dev files: {config.task} dev-{lang} has {len(examples)} "
+            f"examples, dev-{config.source_lang} has {size}"
+        )
+    start, end = DEV_FILE_PARTS[split]
+    return examples[round(start * size) : round(end * size)]
 
 
 def load_synonyms(config: TrialConfig) -> dict[str, list[str]] | None:
@@ -33,15 +60,23 @@ def check_data(config: TrialConfig) -> None:
     """Refuse missing languages or files before any work starts (cheap: no reading)."""
     wanted = {"train": [config.source_lang], "dev": [config.source_lang], "test": [config.source_lang, *config.target_langs]}
     for split, langs in wanted.items():
+        file_split = "dev" if config.split_dev_files else split
         try:
-            available = available_xnli_languages(config.data_source, split, config.data_dir)
+            available = _LISTERS[config.task](config.data_source, file_split, config.data_dir)
         except DataError as error:
             raise ConfigError("data_dir", config.data_dir, str(error)) from None
         missing = [lang for lang in langs if lang not in available]
+        if split == "train" and missing and config.data_source == "local":
+            raise ConfigError(
+                "data_dir", config.data_dir,
+                f"no {config.task}/train-{config.source_lang}.tsv in it; "
+                "give a directory with the training file, or set split_dev_files=true to cut the dev files into "
+                "disjoint train/dev/test parts",
+            )
         if missing:
             field = "source_lang" if split != "test" or config.source_lang in missing else "target_langs"
             where = f"data_dir={config.data_dir}" if config.data_source == "local" else f"data_source={config.data_source}"
-            raise ConfigError(field, ",".join(missing), f"languages with {config.task} {split} data in {where}: {', '.join(sorted(available)) or 'none'}")
+            raise ConfigError(field, ",".join(missing), f"languages with {config.task} {file_split} data in {where}: {', '.join(sorted(available)) or 'none'}")
     path = config.synonym_path() if config.uses_synonyms else None
     if path is not None and not path.is_file():
         raise ConfigError("synonyms", str(path), "a JSON neighbour table {word: [neighbours]} that exists (e.g. counterfitted_neighbors.json)")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from xlt_core.data.examples import XNLI_LABELS, PairExample
 from xlt_core.data.synthetic import SYNTHETIC_LANGUAGES, synthetic_xnli
+from xlt_core.data.tsv import local_languages, read_pair_tsv
 from xlt_core.errors import ConfigError, DataError
 
 XNLI_LANGUAGES = (
@@ -50,7 +51,7 @@ def available_xnli_languages(source: str, split: str, data_dir: str | None = Non
     _check_choice("source", source, XNLI_SOURCES)
     _check_choice("split", split, XNLI_SPLITS)
     if source == "local":
-        languages = _local_languages(_require_data_dir(data_dir) / "xnli", split)
+        languages = local_languages(_require_data_dir(data_dir) / "xnli", split, "XNLI", _LOCAL_LAYOUT)
     elif source == "hub":
         languages = list(XNLI_LANGUAGES)
     else:
@@ -75,57 +76,9 @@ def _load_cached(source: str, split: str, lang: str, data_dir: str | None) -> tu
     if source == "synthetic":
         return tuple(synthetic_xnli(split, lang))
     if source == "local":
-        return tuple(_read_local_tsv(Path(data_dir) / "xnli" / f"{split}-{lang}.tsv"))
+        path = Path(data_dir) / "xnli" / f"{split}-{lang}.tsv"
+        return tuple(read_pair_tsv(path, _LABEL_IDS, "premise, hypothesis, label", "XNLI", _LOCAL_LAYOUT))
     return tuple(_load_hub(split, lang))
-
-
-def _local_languages(xnli_dir: Path, split: str) -> list[str]:
-    if not xnli_dir.is_dir():
-        raise DataError(f"XNLI directory not found: {xnli_dir}; the local layout expects {_LOCAL_LAYOUT}")
-    prefix = f"{split}-"
-    return sorted(path.stem[len(prefix):] for path in xnli_dir.glob(f"{prefix}*.tsv"))
-
-
-def _read_local_tsv(path: Path) -> list[PairExample]:
-    """Rows of premise, hypothesis and label name.
-
-    Lines are split on tabs by hand: MultiNLI text holds stray quote characters that csv
-    quoting would swallow. A first line without a label name is a header and is skipped;
-    blank lines (such as a trailing one) are skipped too.
-    """
-    examples = []
-    for line_number, line in enumerate(_read_text(path).split("\n"), start=1):
-        line = line.rstrip("\r")
-        if not line:
-            continue
-        fields = line.split("\t")
-        if len(fields) != 3:
-            raise DataError(
-                f"{path}:{line_number}: expected 3 tab-separated columns "
-                f"(premise, hypothesis, label), found {len(fields)}"
-            )
-        premise, hypothesis, label_name = fields[0], fields[1], fields[2].strip()
-        if label_name in _LABEL_IDS:
-            examples.append(PairExample(premise, hypothesis, _LABEL_IDS[label_name]))
-        elif line_number != 1:
-            raise DataError(
-                f"{path}:{line_number}: unknown label {label_name!r}; "
-                f"allowed: {', '.join(XNLI_LABELS)}"
-            )
-    if not examples:
-        raise DataError(f"{path}: no examples")
-    return examples
-
-
-def _read_text(path: Path) -> str:
-    # Decoding bytes ourselves keeps a stray CR inside a sentence from splitting a row;
-    # "utf-8-sig" drops a byte-order mark that would otherwise stick to the first premise.
-    if not path.is_file():
-        raise DataError(f"XNLI file not found: {path}; the local layout expects {_LOCAL_LAYOUT}")
-    try:
-        return path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise DataError(f"{path}: not UTF-8 text ({error})") from error
 
 
 def _load_hub(split: str, lang: str) -> list[PairExample]:

@@ -35,9 +35,7 @@ class FineTune:
         return PairTrainingSet(encode(examples), self.pad_id)
 
     def loss(self, model, batch: Batch):
-        labels = batch.pop("labels")
-        ce = F.cross_entropy(model(**batch).logits, labels)
-        return ce, {"ce": ce}
+        return cross_entropy_loss(model, batch)
 
 
 @dataclass
@@ -51,3 +49,10 @@ class HeadLoss:
     def loss(self, model, batch: Batch):
         ce = model(**batch).loss
         return ce, {"ce": ce}
+
+
+def cross_entropy_loss(model, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """CE of the model's predictions on the batch (the loss of fine-tuning and of RS-DA)."""
+    labels = batch.pop("labels")
+    ce = F.cross_entropy(model(**batch).logits, labels)
+    return ce, {"ce": ce}

@@ -1,0 +1,151 @@
+"""ADV, RS-RP and RS-DA on a tiny model: the ball, the ascent, the noise, the copies."""
+
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+from transformers import BertConfig, BertForSequenceClassification
+
+from xlt_core.config import TrialConfig
+from xlt_core.data.examples import PairExample
+from xlt_core.data.synonyms import augment_pair
+from xlt_core.objectives import build_objective
+from xlt_core.objectives.adversarial import Adversarial
+from xlt_core.objectives.finetune import PairTrainingSet
+from xlt_core.objectives.perturbation import forward_embedded, word_embeddings
+from xlt_core.objectives.smoothing import RandomPerturbation, SynonymAugmentation
+from xlt_core.tasks.pair_classification import EncodedPairs
+
+# Rows of different lengths, so that the batch has padding.
+ENCODED = EncodedPairs(
+    [[2, 5, 6, 3, 7, 3], [2, 8, 3, 9, 10, 11, 3], [2, 12, 13, 3, 14, 3], [2, 15, 3, 16, 3]],
+    [[0, 0, 0, 0, 1, 1], [0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 1, 1], [0, 0, 0, 1, 1]],
+    [0, 2, 1, 2],
+)
+
+
+def tiny_model(seed=0) -> BertForSequenceClassification:
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+        num_labels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )
+    config._attn_implementation = "eager"
+    return BertForSequenceClassification(config).eval()
+
+
+def batch():
+    return PairTrainingSet(ENCODED, pad_id=0).batch([0, 1, 2, 3])
+
+
+def clean_and_perturbed_ce(model, b, delta):
+    labels = b["labels"]
+    embeddings = word_embeddings(model, b)
+    clean = F.cross_entropy(forward_embedded(model, b, embeddings).logits, labels)
+    perturbed = F.cross_entropy(forward_embedded(model, b, embeddings + delta).logits, labels)
+    return clean.item(), perturbed.item()
+
+
+def test_inputs_embeds_path_is_the_word_embedding_before_position_and_type():
+    """Zero perturbation through `inputs_embeds` reproduces the token-id forward pass, so
+    delta is added where the word vectors are, before position/type embeddings."""
+    model, b = tiny_model(), batch()
+    with torch.no_grad():
+        by_ids = model(input_ids=b["input_ids"], token_type_ids=b["token_type_ids"], attention_mask=b["attention_mask"]).logits
+        by_embeddings = forward_embedded(model, b, word_embeddings(model, b)).logits
+    torch.testing.assert_close(by_embeddings, by_ids)
+    assert torch.equal(word_embeddings(model, b), model.bert.embeddings.word_embeddings.weight[b["input_ids"]])
+
+
+@pytest.mark.parametrize("epsilon, steps, scale", [(0.01, 1, 1.0), (0.05, 3, 0.5), (0.001, 5, 0.4)])
+def test_adv_perturbation_stays_in_the_ball_and_does_not_lower_the_loss(epsilon, steps, scale):
+    for seed in range(3):
+        model, b = tiny_model(seed), batch()
+        objective = Adversarial(epsilon, steps, scale, pad_id=0)
+        delta, clean_ce = objective.perturbation(model, b, b["labels"])
+        assert delta.abs().max().item() <= epsilon * (1 + 1e-6)
+        padding = b["attention_mask"] == 0
+        assert padding.any() and delta[padding].abs().max().item() == 0.0
+        assert delta[~padding].abs().max().item() == pytest.approx(epsilon, rel=1e-6)  # it reaches the ball's edge
+        with torch.no_grad():
+            clean, perturbed = clean_and_perturbed_ce(model, b, delta)
+        assert clean_ce.item() == pytest.approx(clean, abs=1e-6)
+        assert perturbed > clean
+
+
+def test_adv_loss_is_cross_entropy_on_the_perturbed_input_and_trains_the_embeddings():
+    model, b = tiny_model(), batch()
+    objective = Adversarial(0.01, 2, 0.5, pad_id=0)
+    delta, _ = objective.perturbation(model, b, b["labels"])
+    loss, parts = objective.loss(model, dict(b))
+    _, perturbed = clean_and_perturbed_ce(model, b, delta)
+    assert loss.item() == pytest.approx(perturbed, abs=1e-6)
+    assert set(parts) == {"adv_ce", "ce"} and parts["adv_ce"] is loss
+    loss.backward()
+    assert model.bert.embeddings.word_embeddings.weight.grad.abs().sum() > 0
+
+
+def test_rs_rp_noise_is_uniform_in_the_ball_and_differs_between_steps_and_seeds():
+    model, b = tiny_model(), batch()
+    embeddings = word_embeddings(model, b).detach()
+    padding = b["attention_mask"] == 0
+    first_seed = RandomPerturbation(0.1, seed=1, pad_id=0)
+    step1, step2 = first_seed.noise(embeddings, b), first_seed.noise(embeddings, b)
+    for noise in (step1, step2):
+        assert noise.abs().max().item() <= 0.1
+        assert noise[padding].abs().max().item() == 0.0
+    assert not torch.equal(step1, step2)
+    other_seed = RandomPerturbation(0.1, seed=2, pad_id=0).noise(embeddings, b)
+    assert not torch.equal(step1, other_seed)
+    assert torch.equal(RandomPerturbation(0.1, seed=1, pad_id=0).noise(embeddings, b), step1)  # reproducible
+    real = step1[~padding]
+    # Uniform on [-0.1, 0.1]: mean 0, std 0.1 / sqrt(3), both tails reached.
+    assert real.mean().item() == pytest.approx(0.0, abs=0.01)
+    assert real.std().item() == pytest.approx(0.1 / 3**0.5, rel=0.1)
+    assert real.min().item() < -0.09 and real.max().item() > 0.09
+
+
+def test_rs_rp_loss_is_cross_entropy_on_the_noisy_input():
+    model, b = tiny_model(), batch()
+    objective = RandomPerturbation(0.05, seed=3, pad_id=0)
+    loss, parts = objective.loss(model, dict(b))
+    noise = RandomPerturbation(0.05, seed=3, pad_id=0).noise(word_embeddings(model, b), b)
+    _, noisy = clean_and_perturbed_ce(model, b, noise)
+    assert loss.item() == pytest.approx(noisy, abs=1e-6)
+    assert set(parts) == {"ce"}
+
+
+TABLE = {"big": ["large", "huge"], "dog": ["hound"], "runs": ["sprints"]}
+EXAMPLES = [PairExample("the big dog runs", "a dog", 0), PairExample("cats sleep", "the big cat", 1)]
+
+
+@pytest.mark.parametrize("keep_originals", [False, True])
+def test_rs_da_yields_m_copies_per_example_for_both_variants(keep_originals):
+    m = 3
+    objective = SynonymAugmentation(m, keep_originals, TABLE, pad_id=0)
+    produced = objective.training_examples(EXAMPLES, seed=7)
+    rng = random.Random(7)
+    expected_copies = [copy for example in EXAMPLES for copy in augment_pair(example, TABLE, m, rng)]
+    expected = (EXAMPLES if keep_originals else []) + expected_copies
+    assert produced == expected
+    assert len(produced) == len(EXAMPLES) * (m + 1 if keep_originals else m)
+    copies = produced[len(EXAMPLES):] if keep_originals else produced
+    for index, copy in enumerate(copies):
+        original = EXAMPLES[index // m]
+        assert copy.label == original.label
+        for sentence, original_sentence in ((copy.sentence1, original.sentence1), (copy.sentence2, original.sentence2)):
+            for word, original_word in zip(sentence.split(" "), original_sentence.split(" "), strict=True):
+                assert word in [original_word, *TABLE.get(original_word, [])]
+    # Three copies of "big dog runs" with 3 x 2 x 2 choices: not all alike.
+    assert len({copy.sentence1 for copy in copies[:m]}) > 1 or m == 1
+
+
+def test_build_objective_maps_methods_and_settings():
+    adv = build_objective(TrialConfig.from_dict({"method": "adv", "epsilon": 0.1, "adv_steps": 3, "adv_step_scale": 0.5}), 0, None)
+    assert (adv.name, adv.epsilon, adv.steps, adv.step_scale) == ("adv", 0.1, 3, 0.5)
+    rp = build_objective(TrialConfig.from_dict({"method": "rs_rp", "epsilon": 1.0, "seed": 4}), 0, None)
+    assert (rp.name, rp.epsilon, rp.seed) == ("rs_rp", 1.0, 4)
+    da = build_objective(TrialConfig.from_dict({"method": "rs_da", "m": 3, "rs_da_variant": "keep_originals"}), 0, TABLE)
+    assert (da.name, da.m, da.keep_originals, da.synonyms) == ("rs_da", 3, True, TABLE)
+    assert build_objective(TrialConfig.from_dict({"method": "rs_da"}), 0, TABLE).keep_originals is False

@@ -1,0 +1,55 @@
+"""Local sentence-pair files in the XTREME layout (`<task>/<split>-<lang>.tsv`), shared by
+the XNLI and PAWS-X loaders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+from xlt_core.data.examples import PairExample
+from xlt_core.errors import DataError
+
+
+def local_languages(task_dir: Path, split: str, task_name: str, layout: str) -> list[str]:
+    """The languages with a `<split>-<lang>.tsv` file (a directory listing only)."""
+    if not task_dir.is_dir():
+        raise DataError(f"{task_name} directory not found: {task_dir}; the local layout expects {layout}")
+    prefix = f"{split}-"
+    return sorted(path.stem[len(prefix):] for path in task_dir.glob(f"{prefix}*.tsv"))
+
+
+def read_pair_tsv(path: Path, label_ids: Mapping[str, int], columns: str, task_name: str, layout: str) -> list[PairExample]:
+    """Rows of sentence1, sentence2 and a label (one of `label_ids`' keys).
+
+    Lines are split on tabs by hand: MultiNLI text holds stray quote characters that csv
+    quoting would swallow. A first line without a known label is a header and is skipped;
+    blank lines (such as a trailing one) are skipped too.
+    """
+    examples = []
+    for line_number, line in enumerate(_read_text(path, task_name, layout).split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line:
+            continue
+        fields = line.split("\t")
+        if len(fields) != 3:
+            raise DataError(f"{path}:{line_number}: expected 3 tab-separated columns ({columns}), found {len(fields)}")
+        first, second, label_name = fields[0], fields[1], fields[2].strip()
+        if label_name in label_ids:
+            examples.append(PairExample(first, second, label_ids[label_name]))
+        elif line_number != 1:
+            allowed = ", ".join(dict.fromkeys(name for name in label_ids))
+            raise DataError(f"{path}:{line_number}: unknown label {label_name!r}; allowed: {allowed}")
+    if not examples:
+        raise DataError(f"{path}: no examples")
+    return examples
+
+
+def _read_text(path: Path, task_name: str, layout: str) -> str:
+    # Decoding bytes ourselves keeps a stray CR inside a sentence from splitting a row;
+    # "utf-8-sig" drops a byte-order mark that would otherwise stick to the first sentence.
+    if not path.is_file():
+        raise DataError(f"{task_name} file not found: {path}; the local layout expects {layout}")
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DataError(f"{path}: not UTF-8 text ({error})") from error

@@ -1,0 +1,46 @@
+"""What a trial is evaluated on: English dev, every test language, and optionally the
+generalized cross-lingual pairs and the mixed-language set.
+
+Each set is keyed (split, lang) and becomes metrics `<split>/<lang>/accuracy` and the
+artifact `predictions/<split>-<lang>.json`:
+
+- `dev/en`, `test/<lang>` for the source and every target language;
+- generalized_pairs: `test/<l1>-<l2>` for every ordered pair of different evaluated
+  languages, sentence 1 in l1 and sentence 2 in l2 (Huang et al. 2021's generalized
+  setting). The diagonal `test/<l>-<l>` is the ordinary `test/<l>` set, example for
+  example, so it is not evaluated twice;
+- mixed_language: `mixed/<lang>` for every target language, each example with one of its
+  sentences (drawn with MIXED_LANGUAGE_SEED, the same for every trial so runs pair up)
+  replaced by its English original (the mixed-language XNLI of Efimov et al. 2023).
+"""
+
+from __future__ import annotations
+
+from xlt_core.config import TrialConfig
+from xlt_core.data.examples import PairExample
+from xlt_core.data.loading import load_split
+from xlt_core.tasks.pair_classification import cross_lingual_pairs, mixed_language_pairs
+
+MIXED_LANGUAGE_SEED = 0
+
+
+def pair_language(first: str, second: str) -> str:
+    """The `lang` of a generalized pair: the first sentence's language first (`en-es`)."""
+    return f"{first}-{second}"
+
+
+def evaluation_sets(config: TrialConfig) -> dict[tuple[str, str], list[PairExample]]:
+    """Every evaluation set of a trial, keyed (split, lang); English dev comes first."""
+    languages = [config.source_lang, *config.target_langs]
+    sets = {("dev", config.source_lang): load_split(config, "dev", config.source_lang)}
+    test = {lang: load_split(config, "test", lang) for lang in languages}
+    sets.update({("test", lang): examples for lang, examples in test.items()})
+    if config.generalized_pairs:
+        for first in languages:
+            for second in languages:
+                if first != second:
+                    sets[("test", pair_language(first, second))] = cross_lingual_pairs(test[first], test[second])
+    if config.mixed_language:
+        for lang in config.target_langs:
+            sets[("mixed", lang)] = mixed_language_pairs(test[config.source_lang], test[lang], MIXED_LANGUAGE_SEED)
+    return sets
