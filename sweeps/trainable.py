@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import traceback
+from pathlib import Path
 from typing import Mapping
 
 import torch
@@ -55,8 +56,9 @@ def run_tracked_trial(space: dict) -> None:
     )
     tracking.log_params(client, run_id, _flat_params(config))
     model_dir = tempfile.TemporaryDirectory(prefix="xlt-model-") if space.get("log_model") else None
-    # save_model_dir is set on a copy: the tags above stay those of the configuration.
-    trial_config = dataclasses.replace(config, save_model_dir=model_dir.name) if model_dir else config
+    probing_dir = tempfile.TemporaryDirectory(prefix="xlt-probing-")
+    # Output folders are set on a copy: the tags above stay those of the configuration.
+    trial_config = dataclasses.replace(config, save_model_dir=model_dir.name if model_dir else None, probing_dir=probing_dir.name)
     try:
         result = run_trial(trial_config, RayMlflowReporter(client, run_id, label))
     except Exception as error:
@@ -66,6 +68,9 @@ def run_tracked_trial(space: dict) -> None:
         raise
     for key, payload in result.example_scores.items():
         client.log_dict(run_id, payload, f"predictions/{key}.json")
+    with probing_dir:
+        for artifact, local in result.figures.items():
+            client.log_artifact(run_id, local, str(Path(artifact).parent))
     if model_dir:
         with model_dir:
             client.log_artifacts(run_id, model_dir.name, MODEL_ARTIFACT)
