@@ -25,8 +25,13 @@ from xlt_core.config import TrialConfig
 from xlt_core.data.alignment import AlignedPairs
 from xlt_core.objectives.alignment import encode_words, make_batch
 
-# A trial's model after fine-tuning, named by method (the states before it are `original`, `adjusted`).
-TRAINED_STATE = {"finetune": "finetuned", "adjusted": "adjusted_finetuned", "adjusted_continual": "adjusted_continual"}
+# A trial's model after fine-tuning, named by method (the states before it are `original`,
+# `adjusted`); any other method (EAR, ...) fine-tunes the original model: `finetuned`.
+_TRAINED_STATES = {"adjusted": "adjusted_finetuned", "adjusted_continual": "adjusted_continual"}
+
+
+def trained_state(method: str) -> str:
+    return _TRAINED_STATES.get(method, "finetuned")
 
 
 @torch.no_grad()
@@ -130,7 +135,7 @@ def prepare_probed_method(config: TrialConfig, model, tokenizer, objective, devi
     and the trial has parallel data, the encoder is probed on the held-out pairs of the
     adjustment split before (`original`) and, for the adjusted methods, after adjustment
     (`adjusted`). Returns (objective, method metrics, probe); the runner records the
-    trained state with `probe.record(TRAINED_STATE[config.method], model.base_model)`."""
+    trained state with `probe.record(trained_state(config.method), model.base_model)`."""
     held_out = split_pairs(config, tokenizer)[1] if config.probing_dir and config.parallel_data else None
     usable = held_out is not None and len({k for k, links in enumerate(held_out.links) if links}) >= 2
     probe = Probe(held_out if usable else None, tokenizer.pad_token_id, Path(config.probing_dir) if usable else None, device, config.seed)

@@ -18,7 +18,7 @@ from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.models import load_model
 from xlt_core.objectives.finetune import HeadLoss
-from xlt_core.probing import TRAINED_STATE, prepare_probed_method
+from xlt_core.probing import prepare_probed_method, trained_state
 from xlt_core.reporting import Reporter
 from xlt_core.tasks.extractive_qa import QATrainingSet, encode_qa, predict_answers, score_answers
 from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer
@@ -69,7 +69,7 @@ def run_ner_trial(config: TrialConfig, reporter: Reporter):
     objective, method_metrics, probe = prepare_probed_method(config, model, tokenizer, HeadLoss(), device)
     dev = eval_sets[("dev", config.source_lang)]
     outcome = train(model, objective, TokenTrainingSet(encode(train_sentences), pad_id), config, lambda: evaluate(dev)["value"], reporter, device)
-    probe.record(TRAINED_STATE[config.method], model.base_model)
+    probe.record(trained_state(config.method), model.base_model)
     metrics, scores = method_metrics | probe.metrics, {}
     for (split, lang), encoded in eval_sets.items():
         scored = evaluate(encoded)
@@ -211,7 +211,7 @@ def run_qa_trial(config: TrialConfig, reporter: Reporter):
     objective, method_metrics, probe = prepare_probed_method(config, model, tokenizer, HeadLoss(), device)
     training_set = QATrainingSet(encode_qa(tokenizer, train_examples, config.max_seq_length, stride), pad_id)
     outcome = train(model, objective, training_set, config, lambda: evaluate(("dev", config.source_lang))["value"], reporter, device)
-    probe.record(TRAINED_STATE[config.method], model.base_model)
+    probe.record(trained_state(config.method), model.base_model)
     metrics, scores = method_metrics | probe.metrics, {}
     for split, lang in eval_sets:
         scored = evaluate((split, lang))

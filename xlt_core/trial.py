@@ -15,7 +15,7 @@ from xlt_core.data.loading import check_data, load_split, load_synonyms, num_lab
 from xlt_core.errors import ConfigError
 from xlt_core.models import load_model, model_depth
 from xlt_core.objectives import build_objective
-from xlt_core.probing import TRAINED_STATE, prepare_probed_method
+from xlt_core.probing import prepare_probed_method, trained_state
 from xlt_core.reporting import Reporter
 from xlt_core.task_trials import TASK_CHECKS, TASK_RUNNERS
 from xlt_core.tasks.pair_classification import encode_pairs, predict, score_predictions
@@ -78,7 +78,7 @@ def run_trial(config: TrialConfig, reporter: Reporter) -> TrialResult:
     # The plain English training set is shared by every trial; synonym copies are drawn per seed.
     training_set = objective.training_set(train_examples, lambda ex: encode(ex, persist=ex is train_examples), config.seed)
     outcome = train(model, objective, training_set, config, dev_accuracy, reporter, device)
-    probe.record(TRAINED_STATE[config.method], model.base_model)
+    probe.record(trained_state(config.method), model.base_model)
 
     metrics, scores = method_metrics | probe.metrics, {}
     for (split, lang), encoded in eval_sets.items():
