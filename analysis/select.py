@@ -216,7 +216,8 @@ def compare_configs(scores: ExampleScores | MlflowClient, trials: pd.DataFrame, 
     """Per single language of ``split``: one configuration vs another on the seeds both ran.
 
     Columns: lang, metric (what the per-example artifact scores), system_mean and
-    reference_mean (mean per-example score over examples and seeds), the fields of
+    reference_mean (mean per-example score over examples and seeds; with counts, the
+    statistic of the counts summed over examples and seeds, e.g. pooled entity F1), the fields of
     :class:`analysis.stats.PairedTestResult`, then p_holm, p_bh (adjusted over the
     languages of this comparison), p_corrected (by ``correction``: holm, bh or none) and
     significant (p_corrected < 0.05). Artifacts with per-example ``counts`` and a
@@ -244,8 +245,12 @@ def compare_configs(scores: ExampleScores | MlflowClient, trials: pd.DataFrame, 
                 statistic = COUNT_STATISTICS[system_counts[1]]
         result = run_significance_test(test, system, reference, counts, statistic, n_resamples,
                                        seed)
-        rows.append({"lang": lang, "metric": metric, "system_mean": float(system.mean()),
-                     "reference_mean": float(reference.mean()), **asdict(result)})
+        if counts is None:
+            means = float(system.mean()), float(reference.mean())
+        else:  # the quantity the test compares, so that the means and their difference agree
+            means = tuple(float(statistic(part.sum(axis=(0, 1)))) for part in counts)
+        rows.append({"lang": lang, "metric": metric, "system_mean": means[0],
+                     "reference_mean": means[1], **asdict(result)})
     table = pd.DataFrame(rows)
     table["p_holm"] = CORRECTIONS["holm"](table["p_value"])
     table["p_bh"] = CORRECTIONS["bh"](table["p_value"])

@@ -16,7 +16,7 @@ AXES = {name for names in METHOD_HYPERPARAMETERS.values() for name in names}
 # Settings that belong to the sweep, not to a trial.
 SWEEP_SETTINGS = ("seeds", "cpus_per_trial", "log_models", "search_trials", "top_k")
 # Trial settings that hold paths: made absolute, since Ray runs trials in their own directories.
-PATH_SETTINGS = ("data_dir", "cache_dir", "synonyms", "save_model_dir", "parallel_data")
+PATH_SETTINGS = ("data_dir", "cache_dir", "synonyms", "save_model_dir", "probing_dir", "parallel_data")
 
 
 def build_parser(script: str) -> argparse.ArgumentParser:

@@ -34,6 +34,8 @@ RESULTS_FILE = "results.json"
 # The trained model (a `save_pretrained` folder), when the sweep logs models.
 MODEL_DIR = "model"
 PREDICTIONS_DIR = "predictions"
+# Probing histograms (`probing/<model state>.png`) of adjustment trials.
+PROBING_DIR = "probing"
 # Errors that mean the tracking server did not answer (MLflow wraps HTTP failures).
 TRACKING_ERRORS = (MlflowException, requests.exceptions.RequestException, OSError)
 
@@ -164,8 +166,9 @@ def log_trial_results(client: MlflowClient, run_id: str, directory: str | Path) 
         log_metrics(client, run_id, metrics, step)
     if any((directory / PREDICTIONS_DIR).iterdir()):
         client.log_artifacts(run_id, str(directory / PREDICTIONS_DIR), PREDICTIONS_DIR)
-    if (directory / MODEL_DIR).is_dir():  # the sweep asked for models (`log_models`)
-        client.log_artifacts(run_id, str(directory / MODEL_DIR), MODEL_DIR)
+    for folder in (MODEL_DIR, PROBING_DIR):  # present when the sweep logs models / the trial probed
+        if (directory / folder).is_dir() and any((directory / folder).iterdir()):
+            client.log_artifacts(run_id, str(directory / folder), folder)
     log_metrics(client, run_id, saved["metrics"], saved["step"])
     earlier_failure = client.get_run(run_id).data.tags.get(FAILURE_TAG)
     if earlier_failure:  # an attempt failed, a retry finished: keep the story, not the verdict

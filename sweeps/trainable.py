@@ -97,8 +97,12 @@ def run_tracked_trial(space: dict) -> None:
     reporter = RayMlflowReporter(client, run_id, label)
     with tempfile.TemporaryDirectory(prefix="xlt-results-") as directory:
         results_dir = Path(directory)
-        # save_model_dir is set on a copy, so the run's config key stays the configuration's.
-        trial_config = dataclasses.replace(config, save_model_dir=str(results_dir / tracking.MODEL_DIR)) if space.get("log_model") else config
+        # Output folders are set on a copy, so the run's config key stays the configuration's.
+        trial_config = dataclasses.replace(
+            config,
+            save_model_dir=str(results_dir / tracking.MODEL_DIR) if space.get("log_model") else None,
+            probing_dir=str(results_dir / tracking.PROBING_DIR),
+        )
         try:
             result = run_trial(trial_config, reporter)
         except TrainingDiverged as error:

@@ -95,3 +95,34 @@ def test_shared_opensubtitles_pairs(shared_data):
     corpus = load_parallel(str(shared_data / "parallel"), "en", "vi")
     assert len(corpus) == 1000
     assert corpus.target[2] == "Castle , hãy đi gặp mẹ anh ."
+
+
+def test_concurrent_trials_share_one_alignment(tmp_path, monkeypatch):
+    # eflomal is unseeded, so two trials that both aligned would each keep a different
+    # result: the cache lock lets the first align and the second read its file.
+    import threading
+    import time
+
+    from xlt_core.data import alignment
+
+    calls = []
+
+    def slow_align(corpus):
+        calls.append(threading.get_ident())
+        time.sleep(0.3)
+        return [[(0, len(calls))]]  # differs per call, like an unseeded sampler
+
+    monkeypatch.setattr(alignment, "_align", slow_align)
+    corpus = ParallelCorpus("en", "de", ("a b",), ("x y",))
+    results = [None, None]
+
+    def trial(k):
+        results[k] = align_corpus(corpus, tmp_path)
+
+    threads = [threading.Thread(target=trial, args=(k,)) for k in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1
+    assert results[0] == results[1] == [[(0, 1)]]

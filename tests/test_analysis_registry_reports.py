@@ -194,6 +194,9 @@ def test_permutation_sweep_tests_entity_f1_on_counts(store, tmp_path):
     assert row["metric"] == "f1"
     assert row["mean_difference"] == pytest.approx(expected.mean_difference, abs=1e-12)
     assert row["p_value"] == pytest.approx(expected.p_value, abs=1e-12)
+    # the reported means are the pooled entity F1s the test compares
+    assert row["system_mean"] == pytest.approx(entity_f1(system.sum(axis=(0, 1))), abs=1e-12)
+    assert row["system_mean"] - row["reference_mean"] == pytest.approx(expected.mean_difference, abs=1e-12)
     report = report_sweep(uri, "adjust_ner", out_dir=str(tmp_path / "out"), register=False)
     assert report.significance_test == "permutation"
     assert "### test f1 (%)" in report.markdown

@@ -1,10 +1,11 @@
 """Extractive QA: SQuAD v1.1 F1/EM on a worked example, windows with a stride and their
 answer positions, span decoding, the XQuAD cross-lingual sets, and the local readers."""
 
+import json
 import numpy as np
 import pytest
 
-from xlt_core.data.squad import QAExample, available_eval_languages, cross_lingual, read_squad_json
+from xlt_core.data.squad import QAExample, available_eval_languages, cross_lingual, load_training, read_squad_json
 from xlt_core.errors import DataError
 from xlt_core.models import tiny_tokenizer
 from xlt_core.tasks.extractive_qa import best_span, encode_qa, exact_match, normalize_answer, score_answers, token_f1
@@ -68,8 +69,26 @@ def test_xquad_cross_lingual_sets_pair_questions_and_contexts_by_id(shared_data)
     source = next(e for e in spanish if e.id == first.id)
     assert first.question == source.question and first.context == english[0].context and first.answers == english[0].answers
     assert {"en", "es", "vi"} <= set(available_eval_languages("local", "xquad", str(shared_data)))
-    assert "ru" in available_eval_languages("local", "tydiqa", str(shared_data))
     assert "zh" in available_eval_languages("local", "mlqa", str(shared_data))
+    # the shared TyDiQA-GoldP dev files are XTREME's unlabelled copies: nothing to score
+    assert available_eval_languages("local", "tydiqa", str(shared_data)) == []
+
+
+def squad_file(path, answers):
+    qas = [{"id": str(k), "question": f"q{k}", "answers": [{"text": text, "answer_start": 0}]} for k, text in enumerate(answers)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "abc", "qas": qas}]}]}))
+
+
+@pytest.mark.parametrize("dev_answers, dev_ids, train_ids", [
+    (["a", "b"], ["0", "1"], [str(k) for k in range(20)]),  # a labelled dev file is the dev set
+    (["", ""], ["18", "19"], [str(k) for k in range(18)]),  # blank answers: the last 10% of train
+])
+def test_offline_dev_set_is_held_out_of_train_when_the_dev_file_is_unlabelled(tmp_path, dev_answers, dev_ids, train_ids):
+    squad_file(tmp_path / "tydiqa" / "tydiqa.goldp.en.train.json", ["abc"] * 20)
+    squad_file(tmp_path / "tydiqa" / "tydiqa.goldp.en.dev.json", dev_answers)
+    assert [e.id for e in load_training("local", "dev", str(tmp_path))] == dev_ids
+    assert [e.id for e in load_training("local", "train", str(tmp_path))] == train_ids
 
 
 def test_a_file_that_is_not_squad_json_is_named(tmp_path):

@@ -117,6 +117,8 @@ class TrialConfig:
 
     cache_dir: str = ".cache/xlt"
     save_model_dir: str | None = None
+    # Where probing histograms go (`probing.py`); None: no probing.
+    probing_dir: str | None = None
 
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 

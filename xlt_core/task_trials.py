@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from xlt_core.adjustment import prepare_method, tokenizer_texts
+from xlt_core.adjustment import tokenizer_texts
 from xlt_core.config import TrialConfig
 from xlt_core.data.ner import NER_LABELS, available_ner_languages, load_ner
 from xlt_core.data.squad import EVAL_SETS, available_eval_languages, cross_lingual, load_eval_set, load_training
@@ -17,6 +17,7 @@ from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.models import load_model
 from xlt_core.objectives.finetune import HeadLoss
+from xlt_core.probing import prepare_probed_method, trained_state
 from xlt_core.reporting import Reporter
 from xlt_core.tasks.extractive_qa import QATrainingSet, encode_qa, predict_answers, score_answers
 from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer
@@ -64,16 +65,17 @@ def run_ner_trial(config: TrialConfig, reporter: Reporter):
     def evaluate(encoded):
         return score_tags(predict_tags(model, encoded, 2 * config.batch_size, pad_id, device), encoded.tags)
 
-    objective, method_metrics = prepare_method(config, model, tokenizer, HeadLoss(), device)
+    objective, method_metrics, probe = prepare_probed_method(config, model, tokenizer, HeadLoss(), device)
     dev = eval_sets[("dev", config.source_lang)]
     outcome = train(model, objective, TokenTrainingSet(encode(train_sentences), pad_id), config, lambda: evaluate(dev)["value"], reporter, device)
-    metrics, scores = dict(method_metrics), {}
+    probe.record(trained_state(config.method), model.base_model)
+    metrics, scores = method_metrics | probe.metrics, {}
     for (split, lang), encoded in eval_sets.items():
         scored = evaluate(encoded)
         metrics[f"{split}/{lang}/f1"] = scored.pop("value")
         scores[f"{split}-{lang}"] = {"split": split, "lang": lang, **scored}
     _save_model(config, model, tokenizer)
-    return TrialResult(metrics, scores, outcome.best_step, outcome.seconds)
+    return TrialResult(metrics, scores, outcome.best_step, outcome.seconds, probe.figures)
 
 
 def _save_model(config: TrialConfig, model, tokenizer) -> None:
@@ -112,14 +114,15 @@ def run_xsr_trial(config: TrialConfig, reporter: Reporter):
     _seed_everything(config.seed)
     device = _device()
     model, tokenizer = load_model(config, 2, tokenizer_texts(config), head="encoder")
-    _, method_metrics = prepare_method(config, model, tokenizer, None, device)
+    # No fine-tuning: the probe sees the original and (method adjusted) the adjusted encoder.
+    _, method_metrics, probe = prepare_probed_method(config, model, tokenizer, None, device)
     encoder = model.base_model.to(device)
 
     def per_layer(pairs):
         vectors = lambda sentences: layer_sentence_vectors(encoder, tokenizer, sentences, config.max_seq_length, 2 * config.batch_size, device)  # noqa: E731
         return mrr_per_layer(vectors(pairs.queries), vectors(pairs.english))
 
-    metrics, scores, pooled = dict(method_metrics), {}, []
+    metrics, scores, pooled = method_metrics | probe.metrics, {}, []
     for lang in config.target_langs:
         pairs = load_tatoeba(config.data_source, lang, config.data_dir)
         if len(pairs) <= XSR_DEV_PAIRS:
@@ -136,7 +139,7 @@ def run_xsr_trial(config: TrialConfig, reporter: Reporter):
         pooled.append(dev_ranks[layer])
     metrics["dev/pooled/mrr"] = float(np.concatenate(pooled).mean())
     _save_model(config, model, tokenizer)
-    return TrialResult(metrics, scores, 0, 0.0)
+    return TrialResult(metrics, scores, 0, 0.0, probe.figures)
 
 
 # Parallel evaluation sets, on which questions of one language are also asked of the
@@ -204,17 +207,18 @@ def run_qa_trial(config: TrialConfig, reporter: Reporter):
     def evaluate(key):
         return score_answers(predict_answers(model, features[key], eval_sets[key], 2 * config.batch_size, pad_id, device), eval_sets[key])
 
-    objective, method_metrics = prepare_method(config, model, tokenizer, HeadLoss(), device)
+    objective, method_metrics, probe = prepare_probed_method(config, model, tokenizer, HeadLoss(), device)
     training_set = QATrainingSet(encode_qa(tokenizer, train_examples, config.max_seq_length, stride), pad_id)
     outcome = train(model, objective, training_set, config, lambda: evaluate(("dev", config.source_lang))["value"], reporter, device)
-    metrics, scores = dict(method_metrics), {}
+    probe.record(trained_state(config.method), model.base_model)
+    metrics, scores = method_metrics | probe.metrics, {}
     for split, lang in eval_sets:
         scored = evaluate((split, lang))
         metrics[f"{split}/{lang}/f1"] = scored.pop("value")
         metrics[f"{split}/{lang}/exact_match"] = scored.pop("exact_match")
         scores[f"{split}-{lang}"] = {"split": split, "lang": lang, **scored}
     _save_model(config, model, tokenizer)
-    return TrialResult(metrics, scores, outcome.best_step, outcome.seconds)
+    return TrialResult(metrics, scores, outcome.best_step, outcome.seconds, probe.figures)
 
 
 TASK_RUNNERS = {"ner": run_ner_trial, "xsr": run_xsr_trial, "qa": run_qa_trial}

@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from xlt_core.adjustment import check_parallel, prepare_method, tokenizer_texts
+from xlt_core.adjustment import check_parallel, tokenizer_texts
 from xlt_core.config import TrialConfig
 from xlt_core.data.loading import check_data, load_split, load_synonyms, num_labels
 from xlt_core.evaluation import evaluation_sets
 from xlt_core.errors import ConfigError
 from xlt_core.models import load_model, model_depth
 from xlt_core.objectives import build_objective
+from xlt_core.probing import prepare_probed_method, trained_state
 from xlt_core.reporting import Reporter
 from xlt_core.task_trials import TASK_CHECKS, TASK_RUNNERS
 from xlt_core.tasks.pair_classification import encode_pairs, predict, score_predictions
@@ -24,12 +25,14 @@ from xlt_core.train import train
 
 @dataclass
 class TrialResult:
-    """Final metrics (`<split>/<lang>/<metric>`) and per-example scores keyed `<split>-<lang>`."""
+    """Final metrics (`<split>/<lang>/<metric>`) and per-example scores keyed `<split>-<lang>`;
+    `figures` maps an artifact path (e.g. `probing/finetuned.png`) to the local file."""
 
     metrics: dict[str, float]
     example_scores: dict[str, dict] = field(repr=False)
     best_step: int = 0
     train_seconds: float = 0.0
+    figures: dict[str, str] = field(default_factory=dict)
 
 
 def check_resources(config: TrialConfig) -> None:
@@ -68,12 +71,13 @@ def run_trial(config: TrialConfig, reporter: Reporter) -> TrialResult:
         return score_predictions(predict(model, dev, 2 * config.batch_size, pad_id, device), dev.labels)["value"]
 
     objective = build_objective(config, pad_id, load_synonyms(config))
-    objective, method_metrics = prepare_method(config, model, tokenizer, objective, device)
+    objective, method_metrics, probe = prepare_probed_method(config, model, tokenizer, objective, device)
     # The plain English training set is shared by every trial; synonym copies are drawn per seed.
     training_set = objective.training_set(train_examples, lambda ex: encode(ex, persist=ex is train_examples), config.seed)
     outcome = train(model, objective, training_set, config, dev_accuracy, reporter, device)
+    probe.record(trained_state(config.method), model.base_model)
 
-    metrics, scores = dict(method_metrics), {}
+    metrics, scores = method_metrics | probe.metrics, {}
     for (split, lang), encoded in eval_sets.items():
         scored = score_predictions(predict(model, encoded, 2 * config.batch_size, pad_id, device), encoded.labels)
         metrics[f"{split}/{lang}/accuracy"] = scored.pop("value")
@@ -81,7 +85,7 @@ def run_trial(config: TrialConfig, reporter: Reporter) -> TrialResult:
     if config.save_model_dir:
         model.save_pretrained(config.save_model_dir)
         tokenizer.save_pretrained(config.save_model_dir)
-    return TrialResult(metrics, scores, outcome.best_step, outcome.seconds)
+    return TrialResult(metrics, scores, outcome.best_step, outcome.seconds, probe.figures)
 
 
 def _seed_everything(seed: int) -> None:

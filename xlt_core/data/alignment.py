@@ -14,12 +14,13 @@
 Word links depend on the text only and are cached on disk by the corpus fingerprint;
 subword spans are cached by corpus + tokenizer definition + max length, so trials never
 realign and only a new tokenizer re-maps. eflomal's sampler is not seeded, so a fresh
-alignment may differ slightly from run to run; the cache makes every trial of a machine
-use the same one.
+alignment may differ slightly from run to run; the cache (computed once under a file
+lock, while concurrent trials wait) makes every trial of a machine use the same one.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import tempfile
 from dataclasses import asdict, dataclass
@@ -103,18 +104,26 @@ def eflomal_links(source_words: Sequence[Sequence[str]], target_words: Sequence[
 def align_corpus(corpus: ParallelCorpus, cache_dir: Path | None = None) -> list[Links]:
     """One-to-one, non-identical word links per sentence pair (cached by the corpus)."""
     path = cache_dir / "alignments" / f"{corpus.fingerprint()}.pt" if cache_dir else None
-    if path is not None and path.exists():
-        return torch.load(path)
+    if path is None:
+        return _align(corpus)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{path}.lock", "w") as lock:
+        # eflomal is unseeded: concurrent trials must not each align and keep their own
+        # result, so the first aligns while the others wait, then all read its file.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            _save_atomically(_align(corpus), path)
+    return torch.load(path)
+
+
+def _align(corpus: ParallelCorpus) -> list[Links]:
     source_words = [split_words(s) for s in corpus.source]
     target_words = [split_words(t) for t in corpus.target]
     forward, reverse = eflomal_links(source_words, target_words)
-    links = [
+    return [
         drop_identical(one_to_one(symmetrise(f, r)), s, t)
         for f, r, s, t in zip(forward, reverse, source_words, target_words, strict=True)
     ]
-    if path is not None:
-        _save_atomically(links, path)
-    return links
 
 
 def word_spans(tokenizer: PreTrainedTokenizerBase, words: Sequence[str], max_length: int) -> tuple[list[int], list[tuple[int, int] | None]]:

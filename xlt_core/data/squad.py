@@ -41,10 +41,23 @@ class QAExample:
     answer_start: int  # character offset of the first answer in the context
 
 
+# Share of the local English train file held out as dev when the dev file is unlabelled.
+DEV_HOLDOUT_SHARE = 0.1
+
+
 def load_training(source: str, split: str, data_dir: str | None) -> list[QAExample]:
-    """English training (`train`) or model-selection (`dev`) examples."""
+    """English training (`train`) or model-selection (`dev`) examples.
+
+    Locally, XTREME's copy of the TyDiQA-GoldP dev files has blank answers (its labels are
+    withheld), so selection on it would compare every prediction with ""; then the last
+    DEV_HOLDOUT_SHARE of the English train file is the dev set and the rest the training set."""
     if source == "local":
-        return list(read_squad_json(Path(data_dir) / _LOCAL_TRAIN[split]))
+        dev_path = Path(data_dir) / _LOCAL_TRAIN["dev"]
+        if dev_path.is_file() and is_labelled(read_squad_json(dev_path)):
+            return list(read_squad_json(Path(data_dir) / _LOCAL_TRAIN[split]))
+        train = read_squad_json(Path(data_dir) / _LOCAL_TRAIN["train"])
+        cut = len(train) - max(1, int(DEV_HOLDOUT_SHARE * len(train)))
+        return list(train[:cut] if split == "train" else train[cut:])
     if source == "hub":
         return list(_load_hub("rajpurkar/squad", None, "train" if split == "train" else "validation"))
     raise DataError(f"extractive QA has no {source!r} data; use data_source=local with a data_dir holding tydiqa/, or data_source=hub")
@@ -66,8 +79,14 @@ def available_eval_languages(source: str, name: str, data_dir: str | None) -> li
     pattern = _LOCAL_EVAL_FILES[name]
     # MLQA names the language twice (context and question): both must be the same.
     regex = re.compile(re.escape(pattern).replace(re.escape("{lang}"), "(?P<lang>[a-z]+)", 1).replace(re.escape("{lang}"), "(?P=lang)") + "$")
-    found = (regex.match(str(path.relative_to(data_dir))) for path in Path(data_dir).glob(pattern.replace("{lang}", "*")))
-    return sorted(match["lang"] for match in found if match)
+    found = ((regex.match(str(path.relative_to(data_dir))), path) for path in Path(data_dir).glob(pattern.replace("{lang}", "*")))
+    # Files with blank answers (XTREME's unlabelled TyDiQA-GoldP dev copies) cannot be scored.
+    return sorted(match["lang"] for match, path in found if match and is_labelled(read_squad_json(path)))
+
+
+def is_labelled(examples) -> bool:
+    """Whether any question has a non-blank gold answer."""
+    return any(answer.strip() for example in examples for answer in example.answers)
 
 
 def cross_lingual(questions_from: list[QAExample], contexts_from: list[QAExample]) -> list[QAExample]:
