@@ -5,7 +5,7 @@ import copy
 
 import pytest
 import torch
-from transformers import BertConfig, BertModel
+from tiny_models import tiny_encoder
 
 from xlt_core.adjustment import adjust
 from xlt_core.data.alignment import AlignedPairs, aligned_pairs
@@ -14,12 +14,6 @@ from xlt_core.models import tiny_tokenizer
 from xlt_core.probing import Probe, pair_distances, unrelated_partners
 
 CPU = torch.device("cpu")
-
-
-def tiny_encoder(vocab_size, seed=0):
-    torch.manual_seed(seed)
-    config = BertConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64)
-    return BertModel(config).eval()
 
 
 def hand_pairs():
