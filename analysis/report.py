@@ -73,7 +73,8 @@ def format_mean_std(mean: float, std: float) -> str:
 
 
 def _format_params(params: dict) -> str:
-    return ", ".join(f"{name}={value}" for name, value in params.items()) or "(none)"
+    # Settings that do not apply (another method's hyperparameters, unset paths) are None.
+    return ", ".join(f"{name}={value}" for name, value in params.items() if value is not None) or "(none)"
 
 
 def _score_table(trials: pd.DataFrame, scores: pd.DataFrame, split: str, metric_name: str,

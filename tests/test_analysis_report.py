@@ -262,3 +262,11 @@ def test_analysis_imports_neither_ray_nor_torch(tmp_path):
                                capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
+
+
+def test_parameters_line_leaves_out_settings_that_do_not_apply():
+    from analysis.report import _format_params
+
+    # Another method's hyperparameters are logged as `none` and collected as None.
+    assert _format_params({"alpha": 0.1, "beta": 1.0, "epsilon": None, "synonyms": None}) == "alpha=0.1, beta=1.0"
+    assert _format_params({"epsilon": None}) == "(none)"
