@@ -225,14 +225,20 @@ def _observed_t(differences: np.ndarray) -> np.ndarray:
     return np.where(sd > 0, t, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
 
 
-def bootstrap_ttest_batch(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                          level: float = CONFIDENCE_LEVEL) -> BatchResult:
-    """:func:`bootstrap_ttest` on arrays shaped (batch, seeds, examples)."""
+def _batched_differences(system, baseline, n_resamples: int, level: float):
+    """Checked inputs of a batched bootstrap: the seed-averaged per-example differences
+    (batch, examples), their means, and the validated resample count and level."""
     system, baseline = _paired_arrays(system, baseline, batched=True)
     _check_examples(*system.shape[1:])
     n_resamples, level = _check_resamples("n_resamples", n_resamples), _check_level(level)
     differences = _seed_mean_differences(system, baseline)
-    mean = differences.mean(axis=1)
+    return differences, differences.mean(axis=1), n_resamples, level
+
+
+def bootstrap_ttest_batch(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                          level: float = CONFIDENCE_LEVEL) -> BatchResult:
+    """:func:`bootstrap_ttest` on arrays shaped (batch, seeds, examples)."""
+    differences, mean, n_resamples, level = _batched_differences(system, baseline, n_resamples, level)
     resampled_means, resampled_t = _bootstrap_moments(differences, n_resamples, seed)
     observed_t = _observed_t(differences)
     low, high = _percentile_interval(mean[:, None] + resampled_means, level)
@@ -264,11 +270,7 @@ def bootstrap_ttest(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed
 def bootstrap_ci_batch(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
                        level: float = CONFIDENCE_LEVEL) -> BatchResult:
     """:func:`bootstrap_ci` on arrays shaped (batch, seeds, examples)."""
-    system, baseline = _paired_arrays(system, baseline, batched=True)
-    _check_examples(*system.shape[1:])
-    n_resamples, level = _check_resamples("n_resamples", n_resamples), _check_level(level)
-    differences = _seed_mean_differences(system, baseline)
-    mean = differences.mean(axis=1)
+    differences, mean, n_resamples, level = _batched_differences(system, baseline, n_resamples, level)
     resampled = mean[:, None] + _bootstrap_moments(differences, n_resamples, seed)[0]
     low, high = _percentile_interval(resampled, level)
     tolerance = 1e-12 * np.maximum(1.0, np.abs(mean))[:, None]
