@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from xlt_core.errors import ConfigError
+from xlt_core.errors import ConfigError, require_one_of
 
 TASKS = ("xnli", "pawsx", "ner", "qa", "xsr")
 METHODS = ("finetune", "ear", "adv", "rs_rp", "rs_da", "adjusted", "adjusted_continual")
@@ -166,9 +166,9 @@ class TrialConfig:
 
     def validate(self) -> None:
         """Check every value on its own (no file system access)."""
-        _one_of("task", self.task, TASKS)
-        _one_of("method", self.method, METHODS)
-        _one_of("data_source", self.data_source, DATA_SOURCES)
+        require_one_of("task", self.task, TASKS)
+        require_one_of("method", self.method, METHODS)
+        require_one_of("data_source", self.data_source, DATA_SOURCES)
         if self.data_source == "local" and not self.data_dir:
             raise ConfigError("data_dir", self.data_dir, "a directory is required when data_source='local'")
         if not self.model:
@@ -187,7 +187,7 @@ class TrialConfig:
         _positive("epsilon", self.epsilon)
         _at_least("adv_steps", self.adv_steps, 1)
         _positive("adv_step_scale", self.adv_step_scale)
-        _one_of("rs_da_variant", self.rs_da_variant, RS_DA_VARIANTS)
+        require_one_of("rs_da_variant", self.rs_da_variant, RS_DA_VARIANTS)
         for name in ("generalized_pairs", "mixed_language", "split_dev_files"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(name, getattr(self, name), "true or false")
@@ -277,10 +277,6 @@ def coerce_setting(name: str, value: Any) -> Any:
         return number
     return value
 
-
-def _one_of(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ConfigError(name, value, f"one of {', '.join(allowed)}")
 
 
 def _at_least(name: str, value: float, low: float) -> None:

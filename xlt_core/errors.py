@@ -16,3 +16,9 @@ class ConfigError(ValueError):
 
 class DataError(ValueError):
     """A data file or data set is missing or malformed (the message names the file and line)."""
+
+
+def require_one_of(field: str, value, allowed: tuple[str, ...]) -> None:
+    """Raise ConfigError naming `field` unless `value` is one of `allowed`."""
+    if value not in allowed:
+        raise ConfigError(field, value, f"one of {', '.join(allowed)}")

@@ -12,7 +12,7 @@ from xlt_core.data.examples import PAWSX_LABELS, PairExample
 from xlt_core.data.synthetic import SYNTHETIC_LANGUAGES
 from xlt_core.data.synthetic_pawsx import synthetic_pawsx
 from xlt_core.data.tsv import local_languages, read_pair_tsv
-from xlt_core.errors import ConfigError, DataError
+from xlt_core.errors import ConfigError, DataError, require_one_of
 
 PAWSX_LANGUAGES = ("de", "en", "es", "fr", "ja", "ko", "zh")
 PAWSX_SOURCES = ("synthetic", "local", "hub")
@@ -29,8 +29,8 @@ LOCAL_LAYOUT = (
 
 def load_pawsx(source: str, split: str, lang: str, data_dir: str | None = None) -> list[PairExample]:
     """The PAWS-X examples of one split in one language, read once per process."""
-    _check_choice("source", source, PAWSX_SOURCES)
-    _check_choice("split", split, PAWSX_SPLITS)
+    require_one_of("source", source, PAWSX_SOURCES)
+    require_one_of("split", split, PAWSX_SPLITS)
     if split == "train" and lang != "en":
         raise DataError(f"zero-shot PAWS-X trains on English only, not {lang!r}")
     if source == "local" and data_dir is None:
@@ -41,8 +41,8 @@ def load_pawsx(source: str, split: str, lang: str, data_dir: str | None = None) 
 
 def available_pawsx_languages(source: str, split: str, data_dir: str | None = None) -> list[str]:
     """The languages that a split has in a source, cheaply (local: a directory listing only)."""
-    _check_choice("source", source, PAWSX_SOURCES)
-    _check_choice("split", split, PAWSX_SPLITS)
+    require_one_of("source", source, PAWSX_SOURCES)
+    require_one_of("split", split, PAWSX_SPLITS)
     if source == "local":
         if data_dir is None:
             raise ConfigError("data_dir", None, "a directory is required for source 'local'")
@@ -53,10 +53,6 @@ def available_pawsx_languages(source: str, split: str, data_dir: str | None = No
         languages = list(SYNTHETIC_LANGUAGES)
     return [lang for lang in languages if split != "train" or lang == "en"]
 
-
-def _check_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ConfigError(field, value, f"one of {', '.join(allowed)}")
 
 
 @cache

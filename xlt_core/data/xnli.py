@@ -10,7 +10,7 @@ from pathlib import Path
 from xlt_core.data.examples import XNLI_LABELS, PairExample
 from xlt_core.data.synthetic import SYNTHETIC_LANGUAGES, synthetic_xnli
 from xlt_core.data.tsv import local_languages, read_pair_tsv
-from xlt_core.errors import ConfigError, DataError
+from xlt_core.errors import ConfigError, DataError, require_one_of
 
 XNLI_LANGUAGES = (
     "ar", "bg", "de", "el", "en", "es", "fr", "hi", "ru", "sw", "th", "tr", "ur", "vi", "zh",
@@ -34,8 +34,8 @@ def load_xnli(source: str, split: str, lang: str, data_dir: str | None = None) -
     source "local" reads the XTREME layout under data_dir; each (source, split, lang,
     data_dir) is read once per process and the result copied to the caller.
     """
-    _check_choice("source", source, XNLI_SOURCES)
-    _check_choice("split", split, XNLI_SPLITS)
+    require_one_of("source", source, XNLI_SOURCES)
+    require_one_of("split", split, XNLI_SPLITS)
     if split == "train" and lang != "en":
         raise DataError(f"XNLI has training data only in English (MultiNLI), not {lang!r}")
     # Resolving lets equivalent spellings of one directory share a cache entry.
@@ -48,8 +48,8 @@ def available_xnli_languages(source: str, split: str, data_dir: str | None = Non
 
     Meant to validate requested languages before any training starts.
     """
-    _check_choice("source", source, XNLI_SOURCES)
-    _check_choice("split", split, XNLI_SPLITS)
+    require_one_of("source", source, XNLI_SOURCES)
+    require_one_of("split", split, XNLI_SPLITS)
     if source == "local":
         languages = local_languages(_require_data_dir(data_dir) / "xnli", split, "XNLI", _LOCAL_LAYOUT)
     elif source == "hub":
@@ -59,10 +59,6 @@ def available_xnli_languages(source: str, split: str, data_dir: str | None = Non
     # Matches load_xnli, which refuses non-English training data whatever a directory holds.
     return [lang for lang in languages if split != "train" or lang == "en"]
 
-
-def _check_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ConfigError(field, value, f"one of {', '.join(allowed)}")
 
 
 def _require_data_dir(data_dir: str | None) -> Path:
