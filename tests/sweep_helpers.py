@@ -73,3 +73,13 @@ def kill_driver(process: subprocess.Popen, ray_tmpdir: str) -> None:
         for pid in leftovers:
             os.kill(pid, signal.SIGKILL)
         raise AssertionError(f"Ray processes outlived the killed driver: {leftovers}")
+
+
+def run_smoke_sweep(name: str, workdir: Path, *args: str, timeout: int = 600) -> tuple[str, subprocess.CompletedProcess]:
+    """`sweeps/<name>.py --preset smoke` in `workdir`, tracked in its own SQLite store there;
+    fails the test unless it exits 0. Returns the tracking URI and the finished process."""
+    uri = f"sqlite:///{Path(workdir) / 'mlflow.db'}"
+    script = Path(__file__).resolve().parents[1] / "sweeps" / f"{name}.py"
+    completed = subprocess.run([sys.executable, str(script), "--preset", "smoke", "--tracking-uri", uri, *args], cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    return uri, completed

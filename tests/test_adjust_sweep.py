@@ -1,14 +1,12 @@
 """The adjustment sweep end to end: `sweeps/adjust_xnli.py --preset smoke`, shortened, through
 Ray Tune and MLflow: paired seeds, the adjustment's logged distances, the report, probing PNGs."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
+from sweep_helpers import run_smoke_sweep
 
-SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "adjust_xnli.py"
 # The smoke grid (finetune, adjusted, adjusted_continual x seeds 0, 1) at tiny sizes.
 FAST = ["--set", "epochs=1", "--set", "evals_per_epoch=1", "--set", "max_train_examples=300", "--set", "max_eval_examples=100",
         "--set", "parallel_max_sentences=300", "--set", "target_langs=es,de"]
@@ -21,10 +19,7 @@ PROBED_STATES = {
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("adjust_sweep")
-    uri = f"sqlite:///{workdir / 'mlflow.db'}"
-    completed = subprocess.run([sys.executable, str(SCRIPT), "--preset", "smoke", "--tracking-uri", uri, *FAST], cwd=workdir, capture_output=True, text=True, timeout=600)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    uri, _ = run_smoke_sweep("adjust_xnli", tmp_path_factory.mktemp("adjust_sweep"), *FAST)
     client = MlflowClient(uri)
     runs = client.search_runs([client.get_experiment_by_name("adjust_xnli").experiment_id], max_results=100)
     return client, runs

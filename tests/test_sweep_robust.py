@@ -2,23 +2,18 @@
 with generalized-pair and mixed-language metrics, through Ray Tune and MLflow."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
+from sweep_helpers import run_smoke_sweep
 
-SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "robust_xnli.py"
 FAST = ["--set", "epochs=1", "--set", "max_train_examples=200", "--set", "max_eval_examples=60", "--set", "tiny_layers=2", "--set", "evals_per_epoch=1"]
 
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("robust")
-    uri = f"sqlite:///{workdir / 'mlflow.db'}"
-    completed = subprocess.run([sys.executable, str(SCRIPT), "--preset", "smoke", "--tracking-uri", uri, *FAST], cwd=workdir, capture_output=True, text=True, timeout=900)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    uri, completed = run_smoke_sweep("robust_xnli", tmp_path_factory.mktemp("robust"), *FAST, timeout=900)
     client = MlflowClient(uri)
     runs = client.search_runs([client.get_experiment_by_name("robust_xnli").experiment_id], max_results=100)
     return client, runs, completed

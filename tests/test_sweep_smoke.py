@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
+from sweep_helpers import run_smoke_sweep
 
 SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "ear_xnli.py"
 # A shortened smoke preset: the same grid (baseline + 2 EAR configurations x 2 seeds).
@@ -20,9 +21,7 @@ def run_script(cwd, *args, timeout=600):
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("sweep")
-    uri = f"sqlite:///{workdir / 'mlflow.db'}"
-    completed = run_script(workdir, "--preset", "smoke", "--tracking-uri", uri, *FAST)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    uri, completed = run_smoke_sweep("ear_xnli", workdir, *FAST)
     return workdir, uri, completed
 
 

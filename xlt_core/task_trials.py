@@ -7,7 +7,6 @@ from __future__ import annotations
 
 
 import numpy as np
-import torch
 
 from xlt_core.adjustment import tokenizer_texts
 from xlt_core.config import TrialConfig
@@ -23,14 +22,11 @@ from xlt_core.tasks.extractive_qa import QATrainingSet, encode_qa, predict_answe
 from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer
 from xlt_core.tasks.token_classification import TokenTrainingSet, encode_tokens, predict_tags, score_tags
 from xlt_core.train import train
+from xlt_core.trial_result import TrialResult, save_trained, trial_device
 
 
 def _limit(items, limit):
     return list(items[:limit]) if limit else list(items)
-
-
-def _device() -> torch.device:
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def check_ner_data(config: TrialConfig) -> None:
@@ -46,10 +42,8 @@ def check_ner_data(config: TrialConfig) -> None:
 
 
 def run_ner_trial(config: TrialConfig, reporter: Reporter):
-    from xlt_core.trial import TrialResult, _seed_everything
 
-    _seed_everything(config.seed)
-    device = _device()
+    device = trial_device()
     load = lambda split, lang: load_ner(config.data_source, split, lang, config.data_dir)  # noqa: E731
     train_sentences = _limit(load("train", config.source_lang), config.max_train_examples)
     texts = [" ".join(sentence.words) for sentence in train_sentences] + tokenizer_texts(config)
@@ -74,14 +68,8 @@ def run_ner_trial(config: TrialConfig, reporter: Reporter):
         scored = evaluate(encoded)
         metrics[f"{split}/{lang}/f1"] = scored.pop("value")
         scores[f"{split}-{lang}"] = {"split": split, "lang": lang, **scored}
-    _save_model(config, model, tokenizer)
+    save_trained(config, model, tokenizer)
     return TrialResult(metrics, scores, outcome.best_step, outcome.seconds, probe.figures)
-
-
-def _save_model(config: TrialConfig, model, tokenizer) -> None:
-    if config.save_model_dir:
-        model.save_pretrained(config.save_model_dir)
-        tokenizer.save_pretrained(config.save_model_dir)
 
 
 # XSR: the first XSR_DEV_PAIRS pairs of each language choose the layer; the rest are the test.
@@ -109,10 +97,8 @@ def run_xsr_trial(config: TrialConfig, reporter: Reporter):
     layer (per-query reciprocal ranks as the example scores), `test/<lang>/mrr_layer_<k>`
     for every layer k (0 = embeddings), `xsr_layer/<lang>` the chosen layer, and
     `dev/<lang>/mrr` and `dev/pooled/mrr` (all dev queries; what the report selects on)."""
-    from xlt_core.trial import TrialResult, _seed_everything
 
-    _seed_everything(config.seed)
-    device = _device()
+    device = trial_device()
     model, tokenizer = load_model(config, 2, tokenizer_texts(config), head="encoder")
     # No fine-tuning: the probe sees the original and (method adjusted) the adjusted encoder.
     _, method_metrics, probe = prepare_probed_method(config, model, tokenizer, None, device)
@@ -138,7 +124,7 @@ def run_xsr_trial(config: TrialConfig, reporter: Reporter):
             scores[f"{split}-{lang}"] = {"split": split, "lang": lang, "metric": "mrr", "layer": layer, "scores": ranks.tolist()}
         pooled.append(dev_ranks[layer])
     metrics["dev/pooled/mrr"] = float(np.concatenate(pooled).mean())
-    _save_model(config, model, tokenizer)
+    save_trained(config, model, tokenizer)
     return TrialResult(metrics, scores, 0, 0.0, probe.figures)
 
 
@@ -184,10 +170,8 @@ def run_qa_trial(config: TrialConfig, reporter: Reporter):
     `xquad/<q>-<c>/...`: questions in language q asked of the contexts in language c
     (question language first), for q-c = <target>-en and en-<target>. Windows of
     max_seq_length tokens overlap by max_seq_length // 3 (XTREME: 384 and 128)."""
-    from xlt_core.trial import TrialResult, _seed_everything
 
-    _seed_everything(config.seed)
-    device = _device()
+    device = trial_device()
     train_examples = _limit(load_training(config.data_source, "train", config.data_dir), config.max_train_examples)
     texts = [text for e in train_examples for text in (e.question, e.context)] + tokenizer_texts(config)
     model, tokenizer = load_model(config, 2, texts, head="question_answering")
@@ -217,7 +201,7 @@ def run_qa_trial(config: TrialConfig, reporter: Reporter):
         metrics[f"{split}/{lang}/f1"] = scored.pop("value")
         metrics[f"{split}/{lang}/exact_match"] = scored.pop("exact_match")
         scores[f"{split}-{lang}"] = {"split": split, "lang": lang, **scored}
-    _save_model(config, model, tokenizer)
+    save_trained(config, model, tokenizer)
     return TrialResult(metrics, scores, outcome.best_step, outcome.seconds, probe.figures)
 
 

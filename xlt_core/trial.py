@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import torch
 
 from xlt_core.adjustment import check_parallel, tokenizer_texts
 from xlt_core.config import TrialConfig
@@ -21,18 +17,7 @@ from xlt_core.reporting import Reporter
 from xlt_core.task_trials import TASK_CHECKS, TASK_RUNNERS
 from xlt_core.tasks.pair_classification import encode_pairs, predict, score_predictions
 from xlt_core.train import train
-
-
-@dataclass
-class TrialResult:
-    """Final metrics (`<split>/<lang>/<metric>`) and per-example scores keyed `<split>-<lang>`;
-    `figures` maps an artifact path (e.g. `probing/finetuned.png`) to the local file."""
-
-    metrics: dict[str, float]
-    example_scores: dict[str, dict] = field(repr=False)
-    best_step: int = 0
-    train_seconds: float = 0.0
-    figures: dict[str, str] = field(default_factory=dict)
+from xlt_core.trial_result import TrialResult, save_trained, seed_everything, trial_device
 
 
 def check_resources(config: TrialConfig) -> None:
@@ -50,10 +35,10 @@ def check_resources(config: TrialConfig) -> None:
 
 def run_trial(config: TrialConfig, reporter: Reporter) -> TrialResult:
     check_resources(config)
+    seed_everything(config.seed)
     if config.task in TASK_RUNNERS:
         return TASK_RUNNERS[config.task](config, reporter)
-    _seed_everything(config.seed)
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = trial_device()
     cache_dir = Path(config.cache_dir)
 
     train_examples = load_split(config, "train", config.source_lang)
@@ -82,13 +67,6 @@ def run_trial(config: TrialConfig, reporter: Reporter) -> TrialResult:
         scored = score_predictions(predict(model, encoded, 2 * config.batch_size, pad_id, device), encoded.labels)
         metrics[f"{split}/{lang}/accuracy"] = scored.pop("value")
         scores[f"{split}-{lang}"] = {"split": split, "lang": lang, **scored}
-    if config.save_model_dir:
-        model.save_pretrained(config.save_model_dir)
-        tokenizer.save_pretrained(config.save_model_dir)
+    save_trained(config, model, tokenizer)
     return TrialResult(metrics, scores, outcome.best_step, outcome.seconds, probe.figures)
 
-
-def _seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
