@@ -16,33 +16,49 @@ USAGE_ERROR = 2
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m analysis``."""
-    parser = argparse.ArgumentParser(prog="python -m analysis",
-                                     description="Statistics and reports for finished sweeps.")
+    parser = argparse.ArgumentParser(
+        prog="python -m analysis", description="Statistics and reports for finished sweeps."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     report = commands.add_parser("report", help="select the best configuration and write a report")
     report.add_argument("--experiment", required=True, help="MLflow experiment (sweep) name")
-    report.add_argument("--tracking-uri",
-                        default=os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_TRACKING_URI),
-                        help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else "
-                             f"{DEFAULT_TRACKING_URI})")
+    report.add_argument(
+        "--tracking-uri",
+        default=os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_TRACKING_URI),
+        help=f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})",
+    )
     report.add_argument("--parent-run", help="parent run id (default: newest with finished trials)")
     report.add_argument("--out", help="directory for the report files (default: a new temp dir)")
-    report.add_argument("--reference",
-                        help="second reference for ** marks: a method with one configuration, a "
-                             "config label or a config key (e.g. the adjusted model)")
-    report.add_argument("--test", choices=SIGNIFICANCE_TESTS,
-                        help="significance test (default: the parent run's significance_test "
-                             "param, else ttest)")
-    report.add_argument("--correction", choices=(*CORRECTIONS, "none"), default=DEFAULT_CORRECTION,
-                        help="correction of p-values over languages for the marks "
-                             f"(default {DEFAULT_CORRECTION})")
-    report.add_argument("--baseline", default=DEFAULT_BASELINE_METHOD,
-                        help=f"baseline method (default {DEFAULT_BASELINE_METHOD})")
-    report.add_argument("--metric", help="selection metric on a dev split (default: "
-                        "the parent run's selection_metric param, else dev/en/accuracy, else the sweep's dev/en metric)")
+    report.add_argument(
+        "--reference",
+        help="second reference for ** marks: a method with one configuration, a "
+        "config label or a config key (e.g. the adjusted model)",
+    )
+    report.add_argument(
+        "--test",
+        choices=SIGNIFICANCE_TESTS,
+        help="significance test (default: the parent run's significance_test param, else ttest)",
+    )
+    report.add_argument(
+        "--correction",
+        choices=(*CORRECTIONS, "none"),
+        default=DEFAULT_CORRECTION,
+        help=f"correction of p-values over languages for the marks (default {DEFAULT_CORRECTION})",
+    )
+    report.add_argument(
+        "--baseline",
+        default=DEFAULT_BASELINE_METHOD,
+        help=f"baseline method (default {DEFAULT_BASELINE_METHOD})",
+    )
+    report.add_argument(
+        "--metric",
+        help="selection metric on a dev split (default: "
+        "the parent run's selection_metric param, else dev/en/accuracy, else the sweep's dev/en metric)",
+    )
     report.add_argument("--model-name", help="registered model name (default: the experiment)")
-    report.add_argument("--no-register", action="store_true",
-                        help="do not register the selected model")
+    report.add_argument(
+        "--no-register", action="store_true", help="do not register the selected model"
+    )
     return parser
 
 
@@ -50,11 +66,19 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
     try:
-        report = report_sweep(args.tracking_uri, args.experiment, args.parent_run, args.out,
-                              reference=args.reference, significance_test=args.test,
-                              correction=args.correction, baseline_method=args.baseline,
-                              register=not args.no_register, model_name=args.model_name,
-                              selection_metric=args.metric)
+        report = report_sweep(
+            args.tracking_uri,
+            args.experiment,
+            args.parent_run,
+            args.out,
+            reference=args.reference,
+            significance_test=args.test,
+            correction=args.correction,
+            baseline_method=args.baseline,
+            register=not args.no_register,
+            model_name=args.model_name,
+            selection_metric=args.metric,
+        )
     except (ValueError, MlflowException) as error:
         print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
         return USAGE_ERROR

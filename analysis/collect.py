@@ -45,7 +45,7 @@ def connect(tracking_uri: str) -> MlflowClient:
     "unknown experiment" error.
     """
     if tracking_uri.startswith(_SQLITE_PREFIX):
-        database = Path(tracking_uri[len(_SQLITE_PREFIX):])
+        database = Path(tracking_uri[len(_SQLITE_PREFIX) :])
         if not database.is_file():
             raise AnalysisError(f"no MLflow database at {database} (tracking URI {tracking_uri})")
     return MlflowClient(tracking_uri=tracking_uri)
@@ -77,18 +77,23 @@ def split_languages(trials: pd.DataFrame, split: str, pairs: bool = False) -> li
     (``en-es``: first sentence in English, second in Spanish).
     """
     keys = (parse_metric_key(column) for column in metric_columns(trials))
-    languages = {lang for key_split, lang, _ in keys
-                 if key_split == split and is_language_pair(lang) == pairs}
+    languages = {
+        lang
+        for key_split, lang, _ in keys
+        if key_split == split and is_language_pair(lang) == pairs
+    }
     return sorted(languages, key=lambda lang: (lang != SOURCE_LANGUAGE, lang))
 
 
-def _search_all_runs(client: MlflowClient, experiment_id: str, filter_string: str,
-                     order_by: list[str] | None = None) -> list[Run]:
+def _search_all_runs(
+    client: MlflowClient, experiment_id: str, filter_string: str, order_by: list[str] | None = None
+) -> list[Run]:
     """All runs matching the filter, following MLflow's pagination."""
     runs, page_token = [], None
     while True:
-        page = client.search_runs([experiment_id], filter_string=filter_string,
-                                  order_by=order_by, page_token=page_token)
+        page = client.search_runs(
+            [experiment_id], filter_string=filter_string, order_by=order_by, page_token=page_token
+        )
         runs.extend(page)
         page_token = page.token
         if not page_token:
@@ -96,13 +101,18 @@ def _search_all_runs(client: MlflowClient, experiment_id: str, filter_string: st
 
 
 def _finished_trials_filter(parent_run_id: str) -> str:
-    return (f"tags.`{PARENT_RUN_TAG}` = '{parent_run_id}' "
-            f"and tags.`{ROLE_TAG}` = '{TRIAL_ROLE}' and attributes.status = 'FINISHED'")
+    return (
+        f"tags.`{PARENT_RUN_TAG}` = '{parent_run_id}' "
+        f"and tags.`{ROLE_TAG}` = '{TRIAL_ROLE}' and attributes.status = 'FINISHED'"
+    )
 
 
 def _has_finished_trials(client: MlflowClient, parent: Run) -> bool:
-    page = client.search_runs([parent.info.experiment_id], max_results=1,
-                              filter_string=_finished_trials_filter(parent.info.run_id))
+    page = client.search_runs(
+        [parent.info.experiment_id],
+        max_results=1,
+        filter_string=_finished_trials_filter(parent.info.run_id),
+    )
     return len(page) > 0
 
 
@@ -110,42 +120,58 @@ def _get_experiment_id(client: MlflowClient, experiment_name: str) -> str:
     experiment = client.get_experiment_by_name(experiment_name)
     if experiment is None:
         existing = sorted(e.name for e in client.search_experiments())
-        raise AnalysisError(f"unknown experiment {experiment_name!r}; existing experiments: "
-                            f"{', '.join(existing) or '(none)'}")
+        raise AnalysisError(
+            f"unknown experiment {experiment_name!r}; existing experiments: "
+            f"{', '.join(existing) or '(none)'}"
+        )
     return experiment.experiment_id
 
 
-def _get_parent_run(client: MlflowClient, experiment_id: str, experiment_name: str,
-                    parent_run_id: str) -> Run:
+def _get_parent_run(
+    client: MlflowClient, experiment_id: str, experiment_name: str, parent_run_id: str
+) -> Run:
     try:
         run = client.get_run(parent_run_id)
     except MlflowException as error:
         raise AnalysisError(f"no run with id {parent_run_id!r} on the tracking server") from error
     if run.info.experiment_id != experiment_id:
-        raise AnalysisError(f"run {parent_run_id} does not belong to experiment {experiment_name!r}")
+        raise AnalysisError(
+            f"run {parent_run_id} does not belong to experiment {experiment_name!r}"
+        )
     role = run.data.tags.get(ROLE_TAG)
     if role != PARENT_ROLE:
-        raise AnalysisError(f"run {parent_run_id} is not a sweep parent run "
-                            f"(tag {ROLE_TAG}={role!r}, expected {PARENT_ROLE!r})")
+        raise AnalysisError(
+            f"run {parent_run_id} is not a sweep parent run "
+            f"(tag {ROLE_TAG}={role!r}, expected {PARENT_ROLE!r})"
+        )
     return run
 
 
-def find_parent_run(client: MlflowClient, experiment_name: str,
-                    parent_run_id: str | None = None) -> Run:
+def find_parent_run(
+    client: MlflowClient, experiment_name: str, parent_run_id: str | None = None
+) -> Run:
     """The sweep's parent run: ``parent_run_id`` if given, else the newest one with finished trials."""
     experiment_id = _get_experiment_id(client, experiment_name)
     if parent_run_id is not None:
         return _get_parent_run(client, experiment_id, experiment_name, parent_run_id)
-    parents = _search_all_runs(client, experiment_id, f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}'",
-                               order_by=["attributes.start_time DESC"])
+    parents = _search_all_runs(
+        client,
+        experiment_id,
+        f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}'",
+        order_by=["attributes.start_time DESC"],
+    )
     if not parents:
-        raise AnalysisError(f"experiment {experiment_name!r} has no sweep parent runs "
-                            f"(tag {ROLE_TAG}={PARENT_ROLE!r})")
+        raise AnalysisError(
+            f"experiment {experiment_name!r} has no sweep parent runs "
+            f"(tag {ROLE_TAG}={PARENT_ROLE!r})"
+        )
     for parent in parents:
         if _has_finished_trials(client, parent):
             return parent
-    raise AnalysisError(f"none of the {len(parents)} parent runs in experiment "
-                        f"{experiment_name!r} has a finished trial run")
+    raise AnalysisError(
+        f"none of the {len(parents)} parent runs in experiment "
+        f"{experiment_name!r} has a finished trial run"
+    )
 
 
 def _trial_row(run: Run) -> dict:
@@ -157,17 +183,30 @@ def _trial_row(run: Run) -> dict:
     try:
         seed = int(params["seed"])
     except (KeyError, ValueError) as error:
-        raise AnalysisError(f"trial run {run_id} has no integer 'seed' param "
-                            f"(got {params.get('seed')!r})") from error
-    row = {"run_id": run_id, "config_key": tags["config_key"], "config_label": tags["config_label"],
-           "method": tags["method"], "seed": seed}
+        raise AnalysisError(
+            f"trial run {run_id} has no integer 'seed' param (got {params.get('seed')!r})"
+        ) from error
+    row = {
+        "run_id": run_id,
+        "config_key": tags["config_key"],
+        "config_label": tags["config_label"],
+        "method": tags["method"],
+        "seed": seed,
+    }
     row.update({name: value for name, value in sorted(params.items()) if name not in row})
-    row.update({key: value for key, value in sorted(run.data.metrics.items())
-                if parse_metric_key(key) is not None})
+    row.update(
+        {
+            key: value
+            for key, value in sorted(run.data.metrics.items())
+            if parse_metric_key(key) is not None
+        }
+    )
     return row
 
 
-def collect_trials(client: MlflowClient, parent_run_id: str, phase: str | None = None) -> pd.DataFrame:
+def collect_trials(
+    client: MlflowClient, parent_run_id: str, phase: str | None = None
+) -> pd.DataFrame:
     """One row per finished trial of the sweep: identity columns, params, evaluation metrics.
 
     Only the trials tagged ``phase`` when given, else those of the parent's
@@ -196,11 +235,16 @@ def metric_splits(trials: pd.DataFrame) -> list[str]:
 
 def tidy_metrics(trials: pd.DataFrame) -> pd.DataFrame:
     """Long form of the evaluation metrics: one row per (run, split, lang, metric)."""
-    long = trials.melt(id_vars=list(IDENTITY_COLUMNS), value_vars=metric_columns(trials),
-                       var_name="key", value_name="value").dropna(subset=["value"])
+    long = trials.melt(
+        id_vars=list(IDENTITY_COLUMNS),
+        value_vars=metric_columns(trials),
+        var_name="key",
+        value_name="value",
+    ).dropna(subset=["value"])
     parts = long["key"].str.split("/", expand=True).reindex(columns=range(3))
-    long = long.assign(split=parts[0], lang=parts[1], metric=parts[2],
-                       value=long["value"].astype(float))
+    long = long.assign(
+        split=parts[0], lang=parts[1], metric=parts[2], value=long["value"].astype(float)
+    )
     return long[list(TIDY_COLUMNS)].reset_index(drop=True)
 
 
@@ -251,14 +295,18 @@ class ExampleScores:
         lengths = {run_id: len(run_values) for run_id, run_values in zip(run_ids, values)}
         if len(set(lengths.values())) > 1:
             listing = ", ".join(f"{run_id}: {length}" for run_id, length in lengths.items())
-            raise AnalysisError(f"{example_artifact(split, lang)} holds a different number of "
-                                f"examples per run ({listing}); runs can only be paired on the "
-                                "same examples")
+            raise AnalysisError(
+                f"{example_artifact(split, lang)} holds a different number of "
+                f"examples per run ({listing}); runs can only be paired on the "
+                "same examples"
+            )
         try:
             return np.asarray(values, dtype=float)
         except ValueError as error:
-            raise AnalysisError(f"{example_artifact(split, lang)}: '{field}' must hold the same "
-                                f"number of values for every example ({error})") from error
+            raise AnalysisError(
+                f"{example_artifact(split, lang)}: '{field}' must hold the same "
+                f"number of values for every example ({error})"
+            ) from error
 
     def scores(self, run_ids: list[str], split: str, lang: str) -> np.ndarray:
         """Per-example scores of each run, shaped (len(run_ids), n_examples)."""
@@ -272,16 +320,21 @@ class ExampleScores:
             return None
         metrics = {payload.get("metric") for payload in payloads}
         if len(metrics) != 1:
-            raise AnalysisError(f"{example_artifact(split, lang)} declares different metrics "
-                                f"per run: {sorted(map(str, metrics))}")
+            raise AnalysisError(
+                f"{example_artifact(split, lang)} declares different metrics "
+                f"per run: {sorted(map(str, metrics))}"
+            )
         counts = self._stack(run_ids, split, lang, "counts")
         if counts.ndim != 3:
-            raise AnalysisError(f"{example_artifact(split, lang)}: 'counts' must be one list of "
-                                f"counts per example; got shape {counts.shape[1:]}")
+            raise AnalysisError(
+                f"{example_artifact(split, lang)}: 'counts' must be one list of "
+                f"counts per example; got shape {counts.shape[1:]}"
+            )
         return counts, metrics.pop()
 
 
-def load_example_scores(client: MlflowClient, run_ids: list[str], split: str,
-                        lang: str) -> np.ndarray:
+def load_example_scores(
+    client: MlflowClient, run_ids: list[str], split: str, lang: str
+) -> np.ndarray:
     """Per-example scores of each run on ``split``/``lang``, shaped (len(run_ids), n_examples)."""
     return ExampleScores(client).scores(run_ids, split, lang)

@@ -47,17 +47,27 @@ def load_paper_results(path: str | Path = PAPER_RESULTS) -> list[PaperResult]:
         if missing:
             raise AnalysisError(f"{path}: results[{index}] lacks {', '.join(missing)}")
         if entry["paper"] not in citations:
-            raise AnalysisError(f"{path}: results[{index}] cites paper {entry['paper']!r}, which "
-                                f"is not in 'papers' ({', '.join(sorted(citations))})")
+            raise AnalysisError(
+                f"{path}: results[{index}] cites paper {entry['paper']!r}, which "
+                f"is not in 'papers' ({', '.join(sorted(citations))})"
+            )
         scores = {lang: float(value) for lang, value in entry["scores"].items()}
-        results.append(PaperResult(citation=citations[entry["paper"]], scores=scores,
-                                   **{name: entry[name] for name in _ENTRY_FIELDS
-                                      if name != "scores"}))
+        results.append(
+            PaperResult(
+                citation=citations[entry["paper"]],
+                scores=scores,
+                **{name: entry[name] for name in _ENTRY_FIELDS if name != "scores"},
+            )
+        )
     return results
 
 
-def matching_results(results: list[PaperResult], task: str | None, model: str | None,
-                     split: str, metric: str) -> list[PaperResult]:
+def matching_results(
+    results: list[PaperResult], task: str | None, model: str | None, split: str, metric: str
+) -> list[PaperResult]:
     """The published rows for this sweep's task and model on ``split``/``metric``."""
-    return [result for result in results
-            if (result.task, result.model, result.split, result.metric) == (task, model, split, metric)]
+    return [
+        result
+        for result in results
+        if (result.task, result.model, result.split, result.metric) == (task, model, split, metric)
+    ]

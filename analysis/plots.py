@@ -26,9 +26,15 @@ def plot_gains(comparison: pd.DataFrame, path: Path, title: str) -> str:
     ``comparison`` has the columns of :func:`analysis.select.compare_configs`.
     """
     differences = 100 * comparison["mean_difference"].to_numpy()
-    errors = 100 * np.vstack([comparison["mean_difference"] - comparison["ci_low"],
-                              comparison["ci_high"] - comparison["mean_difference"]])
-    colours = ["tab:green" if significant else "tab:gray" for significant in comparison["significant"]]
+    errors = 100 * np.vstack(
+        [
+            comparison["mean_difference"] - comparison["ci_low"],
+            comparison["ci_high"] - comparison["mean_difference"],
+        ]
+    )
+    colours = [
+        "tab:green" if significant else "tab:gray" for significant in comparison["significant"]
+    ]
     figure, axes = plt.subplots(figsize=(max(4.0, 0.8 * len(comparison) + 2), 3.6))
     positions = np.arange(len(comparison))
     axes.bar(positions, differences, color=colours, yerr=errors, capsize=4)
@@ -36,8 +42,16 @@ def plot_gains(comparison: pd.DataFrame, path: Path, title: str) -> str:
     axes.set_xticks(positions, comparison["lang"])
     axes.set_ylabel("difference to baseline (points)")
     axes.set_title(title, fontsize=10)
-    axes.text(0.99, 0.02, "green: significant after correction; bars: CI",
-              transform=axes.transAxes, ha="right", va="bottom", fontsize=7, color="dimgray")
+    axes.text(
+        0.99,
+        0.02,
+        "green: significant after correction; bars: CI",
+        transform=axes.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=7,
+        color="dimgray",
+    )
     return _save(figure, path)
 
 
@@ -54,15 +68,23 @@ def plot_transfer_heatmap(differences: pd.DataFrame, path: Path, title: str) -> 
     for (first, second), value in zip(pairs, differences["difference"]):
         grid[firsts.index(first), seconds.index(second)] = 100 * value
     limit = max(np.nanmax(np.abs(grid)), 1e-9)
-    figure, axes = plt.subplots(figsize=(max(5.0, 2.5 + 0.6 * len(seconds)),
-                                         max(4.0, 1.8 + 0.5 * len(firsts))))
+    figure, axes = plt.subplots(
+        figsize=(max(5.0, 2.5 + 0.6 * len(seconds)), max(4.0, 1.8 + 0.5 * len(firsts)))
+    )
     image = axes.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit)
     for row in range(len(firsts)):
         for column in range(len(seconds)):
             if not np.isnan(grid[row, column]):
                 value = grid[row, column]
-                axes.text(column, row, f"{value:+.1f}", ha="center", va="center", fontsize=8,
-                          color="white" if abs(value) > 0.6 * limit else "black")
+                axes.text(
+                    column,
+                    row,
+                    f"{value:+.1f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if abs(value) > 0.6 * limit else "black",
+                )
     axes.set_xticks(range(len(seconds)), seconds)
     axes.set_yticks(range(len(firsts)), firsts)
     axes.set_xlabel("second sentence language")
@@ -72,30 +94,43 @@ def plot_transfer_heatmap(differences: pd.DataFrame, path: Path, title: str) -> 
     return _save(figure, path)
 
 
-def plot_hyperparameter_response(points: pd.DataFrame, axes_names: list[str],
-                                 baseline: tuple[float, float] | None, metric: str,
-                                 path: Path) -> str:
+def plot_hyperparameter_response(
+    points: pd.DataFrame,
+    axes_names: list[str],
+    baseline: tuple[float, float] | None,
+    metric: str,
+    path: Path,
+) -> str:
     """Metric against each hyperparameter: one dot per run, the mean over seeds per value
     with the seed standard deviation as error bars, and the baseline's mean as a line.
 
     ``points`` has one row per run with a float column per hyperparameter (NaN where the
     method has none) and ``value`` (the metric).
     """
-    figure, grid = plt.subplots(1, len(axes_names), figsize=(3.4 * len(axes_names), 3.2),
-                                squeeze=False)
+    figure, grid = plt.subplots(
+        1, len(axes_names), figsize=(3.4 * len(axes_names), 3.2), squeeze=False
+    )
     for axes, name in zip(grid[0], axes_names):
         runs = points.dropna(subset=[name])
-        axes.scatter(runs[name], 100 * runs["value"], s=12, color="tab:blue", alpha=0.5,
-                     label="runs")
+        axes.scatter(
+            runs[name], 100 * runs["value"], s=12, color="tab:blue", alpha=0.5, label="runs"
+        )
         summary = runs.groupby(name)["value"].agg(["mean", "std"]).reset_index()
-        axes.errorbar(summary[name], 100 * summary["mean"], yerr=100 * summary["std"].fillna(0),
-                      color="tab:blue", marker="o", capsize=3, label="mean ± std over seeds")
+        axes.errorbar(
+            summary[name],
+            100 * summary["mean"],
+            yerr=100 * summary["std"].fillna(0),
+            color="tab:blue",
+            marker="o",
+            capsize=3,
+            label="mean ± std over seeds",
+        )
         if baseline is not None:
             axes.axhline(100 * baseline[0], color="tab:red", linestyle="--", label="baseline")
         axes.set_xlabel(name)
         axes.set_ylabel(f"{metric} (%)")
     grid[0][0].legend(fontsize=7)
-    figure.suptitle(f"Hyperparameter response on {metric} (other settings vary between points)",
-                    fontsize=9)
+    figure.suptitle(
+        f"Hyperparameter response on {metric} (other settings vary between points)", fontsize=9
+    )
     return _save(figure, path)
-

@@ -18,17 +18,36 @@ import numpy as np
 import pandas as pd
 from mlflow.entities import Run
 
-from analysis.collect import (ExampleScores, collect_trials, connect, find_parent_run,
-                              metric_splits, parse_metric_key, split_languages, tidy_metrics)
+from analysis.collect import (
+    ExampleScores,
+    collect_trials,
+    connect,
+    find_parent_run,
+    metric_splits,
+    parse_metric_key,
+    split_languages,
+    tidy_metrics,
+)
 from analysis.papers import PAPER_RESULTS, load_paper_results, matching_results
 from analysis.plots import plot_gains, plot_hyperparameter_response, plot_transfer_heatmap
 from analysis.registry import CHAMPION_ALIAS, Registration, best_seed_run, register_champion
-from analysis.select import (CONFIG_COLUMNS, DEFAULT_BASELINE_METHOD, DEFAULT_CORRECTION,
-                             METHOD_AXES, SIGNIFICANCE_LEVEL, TEST_SPLIT, Selection,
-                             _param_value, aggregate_over_seeds, baseline_config_key,
-                             compare_to_baseline, default_selection_metric, resolve_config,
-                             select_best,
-                             significance_marks)
+from analysis.select import (
+    CONFIG_COLUMNS,
+    DEFAULT_BASELINE_METHOD,
+    DEFAULT_CORRECTION,
+    METHOD_AXES,
+    SIGNIFICANCE_LEVEL,
+    TEST_SPLIT,
+    Selection,
+    _param_value,
+    aggregate_over_seeds,
+    baseline_config_key,
+    compare_to_baseline,
+    default_selection_metric,
+    resolve_config,
+    select_best,
+    significance_marks,
+)
 from analysis.stats import CONFIDENCE_LEVEL, DEFAULT_TEST, SIGNIFICANCE_TESTS
 from analysis.tables import Table, markdown_table, to_latex, to_markdown
 
@@ -40,12 +59,13 @@ GAINS_PLOT = "gains_{split}.png"
 HEATMAP_PLOT = "transfer_heatmap.png"
 RESPONSE_PLOT = "hyperparameter_response.png"
 DEV_SPLIT = "dev"
-TEST_NAMES = {"ttest": "two-sided paired t-test over examples on per-example scores averaged "
-                       "over seeds",
-              "bootstrap": "bootstrapped paired t-test (examples resampled from the null-centred "
-                           "seed-averaged differences)",
-              "permutation": "paired permutation test on predictions concatenated over seeds "
-                             "(per-unit swaps; on per-example counts where logged)"}
+TEST_NAMES = {
+    "ttest": "two-sided paired t-test over examples on per-example scores averaged over seeds",
+    "bootstrap": "bootstrapped paired t-test (examples resampled from the null-centred "
+    "seed-averaged differences)",
+    "permutation": "paired permutation test on predictions concatenated over seeds "
+    "(per-unit swaps; on per-example counts where logged)",
+}
 
 
 @dataclass(frozen=True)
@@ -74,19 +94,30 @@ def format_mean_std(mean: float, std: float) -> str:
 
 def _format_params(params: dict) -> str:
     # Settings that do not apply (another method's hyperparameters, unset paths) are None.
-    return ", ".join(f"{name}={value}" for name, value in params.items() if value is not None) or "(none)"
+    return (
+        ", ".join(f"{name}={value}" for name, value in params.items() if value is not None)
+        or "(none)"
+    )
 
 
-def _score_table(trials: pd.DataFrame, scores: pd.DataFrame, split: str, metric_name: str,
-                 baseline_key: str, selected_key: str) -> list[str]:
+def _score_table(
+    trials: pd.DataFrame,
+    scores: pd.DataFrame,
+    split: str,
+    metric_name: str,
+    baseline_key: str,
+    selected_key: str,
+) -> list[str]:
     """Configurations x languages of mean ± std over seeds, baseline first."""
     title = [f"## {split} {metric_name} (%)", ""]
     split_scores = scores[(scores["split"] == split) & (scores["metric"] == metric_name)]
     if split_scores.empty:
         return [*title, f"_No {split} {metric_name} was logged._"]
     languages = split_languages(trials, split)
-    configs = sorted(split_scores[CONFIG_COLUMNS].drop_duplicates().itertuples(index=False),
-                     key=lambda config: (config.config_key != baseline_key, config.config_label))
+    configs = sorted(
+        split_scores[CONFIG_COLUMNS].drop_duplicates().itertuples(index=False),
+        key=lambda config: (config.config_key != baseline_key, config.config_label),
+    )
     rows = []
     for config in configs:
         cells = split_scores[split_scores["config_key"] == config.config_key].set_index("lang")
@@ -95,55 +126,102 @@ def _score_table(trials: pd.DataFrame, scores: pd.DataFrame, split: str, metric_
             label = f"**Baseline:** {label}"
         if config.config_key == selected_key:
             label = f"{label} **(selected)**"
-        values = [format_mean_std(cells.at[lang, "mean"], cells.at[lang, "std"])
-                  if lang in cells.index else "–" for lang in languages]
+        values = [
+            format_mean_std(cells.at[lang, "mean"], cells.at[lang, "std"])
+            if lang in cells.index
+            else "–"
+            for lang in languages
+        ]
         rows.append([label, str(cells["n_seeds"].max()), *values])
-    return [*title, *markdown_table(["Configuration", "Seeds", *languages], rows), "",
-            "Cells: mean ± standard deviation over seeds, in percent."]
+    return [
+        *title,
+        *markdown_table(["Configuration", "Seeds", *languages], rows),
+        "",
+        "Cells: mean ± standard deviation over seeds, in percent.",
+    ]
 
 
 def _selection_section(selection: Selection, baseline_method: str) -> list[str]:
-    rule = (f"Rule: the non-baseline configuration with the highest mean {selection.metric} over "
-            "seeds; ties go to the lower standard deviation over seeds, then to the "
-            "simpler configuration (fewer method hyperparameters switched on), then to the "
-            "alphabetically first label. Test scores play no part in the choice.")
+    rule = (
+        f"Rule: the non-baseline configuration with the highest mean {selection.metric} over "
+        "seeds; ties go to the lower standard deviation over seeds, then to the "
+        "simpler configuration (fewer method hyperparameters switched on), then to the "
+        "alphabetically first label. Test scores play no part in the choice."
+    )
     if selection.method == baseline_method:
         rule += " No non-baseline configuration finished, so the baseline is selected."
-    return ["## Selected configuration", "", rule, "",
-            f"- Configuration: {selection.config_label} (method `{selection.method}`, "
-            f"config_key `{selection.config_key}`)",
-            f"- Parameters: {_format_params(selection.params)}",
-            f"- Mean {selection.metric}: {format_mean_std(selection.mean, selection.std)}"
-            f" % over {selection.n_seeds} seeds",
-            f"- Runs: {', '.join(f'`{run_id}`' for run_id in selection.run_ids)}"]
+    return [
+        "## Selected configuration",
+        "",
+        rule,
+        "",
+        f"- Configuration: {selection.config_label} (method `{selection.method}`, "
+        f"config_key `{selection.config_key}`)",
+        f"- Parameters: {_format_params(selection.params)}",
+        f"- Mean {selection.metric}: {format_mean_std(selection.mean, selection.std)}"
+        f" % over {selection.n_seeds} seeds",
+        f"- Runs: {', '.join(f'`{run_id}`' for run_id in selection.run_ids)}",
+    ]
 
 
-def _comparison_section(split: str, comparison: pd.DataFrame, test: str, correction: str,
-                        against: str) -> list[str]:
+def _comparison_section(
+    split: str, comparison: pd.DataFrame, test: str, correction: str, against: str
+) -> list[str]:
     confidence = f"{100 * CONFIDENCE_LEVEL:.0f}%"
-    rows = [[row.lang, f"{100 * row.system_mean:.1f}", f"{100 * row.baseline_mean:.1f}",
-             f"{100 * row.mean_difference:+.1f}",
-             f"[{100 * row.ci_low:+.1f}, {100 * row.ci_high:+.1f}]", f"{row.p_value:.3g}",
-             f"{row.p_holm:.3g}", f"{row.p_bh:.3g}", "*" if row.significant else "",
-             str(row.n_examples)]
-            for row in comparison.itertuples(index=False)]
-    return [f"## Selected configuration vs {against} ({split})", "",
-            f"Test: {TEST_NAMES[test]}, on the {comparison['n_seeds'].iloc[0]} seed(s) both "
-            f"ran. Δ and its {confidence} CI are in percentage points. p-values are corrected "
-            f"over the {len(comparison)} languages (Holm; Benjamini-Hochberg); * marks a "
-            f"{correction}-corrected p < {SIGNIFICANCE_LEVEL} (`none`: uncorrected).", "",
-            *markdown_table(["Language", "Selected (%)", "Baseline (%)", "Δ (points)",
-                             f"{confidence} CI", "p", "p (Holm)", "p (BH)", "Sig.", "Examples"],
-                            rows)]
+    rows = [
+        [
+            row.lang,
+            f"{100 * row.system_mean:.1f}",
+            f"{100 * row.baseline_mean:.1f}",
+            f"{100 * row.mean_difference:+.1f}",
+            f"[{100 * row.ci_low:+.1f}, {100 * row.ci_high:+.1f}]",
+            f"{row.p_value:.3g}",
+            f"{row.p_holm:.3g}",
+            f"{row.p_bh:.3g}",
+            "*" if row.significant else "",
+            str(row.n_examples),
+        ]
+        for row in comparison.itertuples(index=False)
+    ]
+    return [
+        f"## Selected configuration vs {against} ({split})",
+        "",
+        f"Test: {TEST_NAMES[test]}, on the {comparison['n_seeds'].iloc[0]} seed(s) both "
+        f"ran. Δ and its {confidence} CI are in percentage points. p-values are corrected "
+        f"over the {len(comparison)} languages (Holm; Benjamini-Hochberg); * marks a "
+        f"{correction}-corrected p < {SIGNIFICANCE_LEVEL} (`none`: uncorrected).",
+        "",
+        *markdown_table(
+            [
+                "Language",
+                "Selected (%)",
+                "Baseline (%)",
+                "Δ (points)",
+                f"{confidence} CI",
+                "p",
+                "p (Holm)",
+                "p (BH)",
+                "Sig.",
+                "Examples",
+            ],
+            rows,
+        ),
+    ]
 
 
 def _cell(mean: float, marks: str) -> str:
     return f"{100 * mean:.1f}{marks}"
 
 
-def paper_style_tables(trials: pd.DataFrame, marks: pd.DataFrame, baseline_key: str,
-                       reference_key: str | None, sweep_params: dict, selected_key: str = "",
-                       paper_results_path: str | Path = PAPER_RESULTS) -> list[Table]:
+def paper_style_tables(
+    trials: pd.DataFrame,
+    marks: pd.DataFrame,
+    baseline_key: str,
+    reference_key: str | None,
+    sweep_params: dict,
+    selected_key: str = "",
+    paper_results_path: str | Path = PAPER_RESULTS,
+) -> list[Table]:
     """One table per evaluation split (not dev) and metric: rows are configurations (the
     baseline first, then published rows), columns the single languages and their average;
     cells the mean over seeds in percent with marks (``*`` vs the baseline, ``**`` vs the
@@ -157,25 +235,39 @@ def paper_style_tables(trials: pd.DataFrame, marks: pd.DataFrame, baseline_key: 
         split_scores = scores[(scores["split"] == split) & scores["lang"].isin(languages)]
         for metric in sorted(split_scores["metric"].unique()):
             cells = split_scores[split_scores["metric"] == metric]
-            configs = sorted(cells[CONFIG_COLUMNS].drop_duplicates().itertuples(index=False),
-                             key=lambda c: (c.config_key != baseline_key,
-                                            c.config_key != reference_key, c.config_label))
+            configs = sorted(
+                cells[CONFIG_COLUMNS].drop_duplicates().itertuples(index=False),
+                key=lambda c: (
+                    c.config_key != baseline_key,
+                    c.config_key != reference_key,
+                    c.config_label,
+                ),
+            )
             rows = []
             for config in configs:
                 means = cells[cells["config_key"] == config.config_key].set_index("lang")["mean"]
-                config_marks = marks[(marks["config_key"] == config.config_key)
-                                     & (marks["split"] == split)] if not marks.empty else marks
+                config_marks = (
+                    marks[(marks["config_key"] == config.config_key) & (marks["split"] == split)]
+                    if not marks.empty
+                    else marks
+                )
                 row = []
                 for lang in languages:
                     if lang not in means.index:
                         row.append("–")
                         continue
                     found = config_marks[config_marks["lang"] == lang] if not marks.empty else marks
-                    found = found[found["metric"].isna() | (found["metric"] == metric)] \
-                        if not found.empty else found
+                    found = (
+                        found[found["metric"].isna() | (found["metric"] == metric)]
+                        if not found.empty
+                        else found
+                    )
                     row.append(_cell(means[lang], "".join(sorted(found["mark"], key=len))))
-                average = f"{100 * means.reindex(languages).mean():.1f}" \
-                    if means.index.isin(languages).sum() == len(languages) else "–"
+                average = (
+                    f"{100 * means.reindex(languages).mean():.1f}"
+                    if means.index.isin(languages).sum() == len(languages)
+                    else "–"
+                )
                 label = config.config_label
                 if config.config_key == selected_key:
                     label += " (selected)"
@@ -187,22 +279,30 @@ def paper_style_tables(trials: pd.DataFrame, marks: pd.DataFrame, baseline_key: 
             for result in matching_results(published, task, model, split, metric):
                 values = [result.scores.get(lang) for lang in languages]
                 average = f"{np.mean(values):.1f}" if None not in values else "–"
-                rows.append((result.label, [f"{value:.1f}" if value is not None else "–"
-                                            for value in values] + [average]))
-            note = ("Mean over seeds in percent; avg over the languages shown. * significant vs "
-                    "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are "
-                    "published numbers (analysis/paper_results.json); none match this sweep's "
-                    f"task and model ({task}, {model})."
-                    if not matching_results(published, task, model, split, metric) else
-                    "Mean over seeds in percent; avg over the languages shown. * significant vs "
-                    "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are "
-                    "the published numbers (analysis/paper_results.json).")
+                rows.append(
+                    (
+                        result.label,
+                        [f"{value:.1f}" if value is not None else "–" for value in values]
+                        + [average],
+                    )
+                )
+            note = (
+                "Mean over seeds in percent; avg over the languages shown. * significant vs "
+                "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are "
+                "published numbers (analysis/paper_results.json); none match this sweep's "
+                f"task and model ({task}, {model})."
+                if not matching_results(published, task, model, split, metric)
+                else "Mean over seeds in percent; avg over the languages shown. * significant vs "
+                "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are "
+                "the published numbers (analysis/paper_results.json)."
+            )
             tables.append(Table(f"{split} {metric} (%)", [*languages, "avg"], rows, note))
     return tables
 
 
-def _pair_differences(trials: pd.DataFrame, system_key: str, baseline_key: str,
-                      metric: str) -> pd.DataFrame:
+def _pair_differences(
+    trials: pd.DataFrame, system_key: str, baseline_key: str, metric: str
+) -> pd.DataFrame:
     """Mean-over-seeds difference system - baseline per generalized test pair; a missing
     diagonal pair (es-es) is the ordinary evaluation of that language (test/es)."""
     pairs = split_languages(trials, TEST_SPLIT, pairs=True)
@@ -234,25 +334,46 @@ def _numeric(value) -> float:
     return float(parsed) if isinstance(parsed, (int, float)) else math.nan
 
 
-def make_plots(out: Path, trials: pd.DataFrame, selection: Selection,
-               comparisons: dict[str, pd.DataFrame], baseline_key: str) -> list[str]:
+def make_plots(
+    out: Path,
+    trials: pd.DataFrame,
+    selection: Selection,
+    comparisons: dict[str, pd.DataFrame],
+    baseline_key: str,
+) -> list[str]:
     """Every plot this sweep has data for; returns the files written."""
     paths = []
     for split, comparison in comparisons.items():
-        paths.append(plot_gains(comparison, out / GAINS_PLOT.format(split=split),
-                                f"{selection.config_label} vs baseline ({split})"))
+        paths.append(
+            plot_gains(
+                comparison,
+                out / GAINS_PLOT.format(split=split),
+                f"{selection.config_label} vs baseline ({split})",
+            )
+        )
     _, _, metric = parse_metric_key(selection.metric)
     differences = _pair_differences(trials, selection.config_key, baseline_key, metric)
     if not differences.empty:
-        paths.append(plot_transfer_heatmap(differences, out / HEATMAP_PLOT,
-                                           f"{selection.config_label}\nminus baseline, test {metric}"))
+        paths.append(
+            plot_transfer_heatmap(
+                differences,
+                out / HEATMAP_PLOT,
+                f"{selection.config_label}\nminus baseline, test {metric}",
+            )
+        )
     points, varied = _response_points(trials, selection.metric)
     if varied:
         baseline_values = trials.loc[trials["config_key"] == baseline_key, selection.metric]
-        baseline = (float(baseline_values.mean()), float(baseline_values.std())) \
-            if not baseline_values.empty else None
-        paths.append(plot_hyperparameter_response(points, varied, baseline, selection.metric,
-                                                  out / RESPONSE_PLOT))
+        baseline = (
+            (float(baseline_values.mean()), float(baseline_values.std()))
+            if not baseline_values.empty
+            else None
+        )
+        paths.append(
+            plot_hyperparameter_response(
+                points, varied, baseline, selection.metric, out / RESPONSE_PLOT
+            )
+        )
     return paths
 
 
@@ -262,29 +383,46 @@ def _registration_section(registration: Registration | None) -> list[str]:
         return [*lines, "Registration was not requested."]
     if not registration.registered:
         return [*lines, f"**No model registered.** {registration.reason}."]
-    return [*lines, f"The selected configuration's best seed (run `{registration.run_id}`, highest "
-                    "selection metric) is registered as "
-                    f"`models:/{registration.model_name}@{registration.alias}` (version "
-                    f"{registration.version}, source `{registration.source}`)."]
+    return [
+        *lines,
+        f"The selected configuration's best seed (run `{registration.run_id}`, highest "
+        "selection metric) is registered as "
+        f"`models:/{registration.model_name}@{registration.alias}` (version "
+        f"{registration.version}, source `{registration.source}`).",
+    ]
 
 
-def render_markdown(experiment: str, parent: Run, trials: pd.DataFrame, selection: Selection,
-                    comparisons: dict[str, pd.DataFrame], tables: list[Table], plots: list[str],
-                    registration: Registration | None, test: str, correction: str,
-                    reference_label: str | None,
-                    baseline_method: str = DEFAULT_BASELINE_METHOD) -> str:
+def render_markdown(
+    experiment: str,
+    parent: Run,
+    trials: pd.DataFrame,
+    selection: Selection,
+    comparisons: dict[str, pd.DataFrame],
+    tables: list[Table],
+    plots: list[str],
+    registration: Registration | None,
+    test: str,
+    correction: str,
+    reference_label: str | None,
+    baseline_method: str = DEFAULT_BASELINE_METHOD,
+) -> str:
     """The whole report.md text."""
     _, _, metric_name = parse_metric_key(selection.metric)
     scores = aggregate_over_seeds(tidy_metrics(trials))
     baseline_key = baseline_config_key(trials, baseline_method)
-    lines = [f"# Sweep report: {experiment}, parent run `{parent.info.run_id}`", "",
-             f"Finished trials: {len(trials)}; baseline method: `{baseline_method}`; "
-             f"significance test: `{test}` ({TEST_NAMES[test]}); correction over languages: "
-             f"`{correction}`; reference for `**`: "
-             f"{f'`{reference_label}`' if reference_label else 'none'}."]
+    lines = [
+        f"# Sweep report: {experiment}, parent run `{parent.info.run_id}`",
+        "",
+        f"Finished trials: {len(trials)}; baseline method: `{baseline_method}`; "
+        f"significance test: `{test}` ({TEST_NAMES[test]}); correction over languages: "
+        f"`{correction}`; reference for `**`: "
+        f"{f'`{reference_label}`' if reference_label else 'none'}.",
+    ]
     for split in (DEV_SPLIT, TEST_SPLIT):
-        lines += ["", *_score_table(trials, scores, split, metric_name, baseline_key,
-                                    selection.config_key)]
+        lines += [
+            "",
+            *_score_table(trials, scores, split, metric_name, baseline_key, selection.config_key),
+        ]
     lines += ["", *_selection_section(selection, baseline_method)]
     for split, comparison in comparisons.items():
         lines += ["", *_comparison_section(split, comparison, test, correction, "baseline")]
@@ -296,8 +434,12 @@ def render_markdown(experiment: str, parent: Run, trials: pd.DataFrame, selectio
         lines += ["## Plots", "", *(f"![{Path(path).stem}]({Path(path).name})" for path in plots)]
     lines += ["", *_registration_section(registration)]
     if parent.data.params:
-        lines += ["", "## Sweep settings", "",
-                  *(f"- {name}: {value}" for name, value in sorted(parent.data.params.items()))]
+        lines += [
+            "",
+            "## Sweep settings",
+            "",
+            *(f"- {name}: {value}" for name, value in sorted(parent.data.params.items())),
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -320,14 +462,27 @@ def _strict_json(value):
     return value
 
 
-def _selection_payload(experiment: str, parent_run_id: str, selection: Selection,
-                       comparisons: dict[str, pd.DataFrame], baseline_method: str, test: str,
-                       correction: str, reference: str | None,
-                       registration: Registration | None) -> dict:
-    payload = {"experiment": experiment, "parent_run_id": parent_run_id, **asdict(selection),
-               "baseline_method": baseline_method, "significance_test": test,
-               "correction": correction, "reference": reference,
-               "registered_model": asdict(registration) if registration else None}
+def _selection_payload(
+    experiment: str,
+    parent_run_id: str,
+    selection: Selection,
+    comparisons: dict[str, pd.DataFrame],
+    baseline_method: str,
+    test: str,
+    correction: str,
+    reference: str | None,
+    registration: Registration | None,
+) -> dict:
+    payload = {
+        "experiment": experiment,
+        "parent_run_id": parent_run_id,
+        **asdict(selection),
+        "baseline_method": baseline_method,
+        "significance_test": test,
+        "correction": correction,
+        "reference": reference,
+        "registered_model": asdict(registration) if registration else None,
+    }
     for split, comparison in comparisons.items():
         payload[f"{split}_comparison"] = comparison.to_dict(orient="records")
     return _strict_json(payload)
@@ -336,17 +491,27 @@ def _selection_payload(experiment: str, parent_run_id: str, selection: Selection
 def _significance_test(parent: Run, override: str | None) -> str:
     test = override or parent.data.params.get("significance_test", DEFAULT_TEST)
     if test not in SIGNIFICANCE_TESTS:
-        raise ValueError(f"significance_test={test!r} (parent run {parent.info.run_id}) is not "
-                         f"one of {', '.join(SIGNIFICANCE_TESTS)}")
+        raise ValueError(
+            f"significance_test={test!r} (parent run {parent.info.run_id}) is not "
+            f"one of {', '.join(SIGNIFICANCE_TESTS)}"
+        )
     return test
 
 
-def report_sweep(tracking_uri: str, experiment: str, parent_run_id: str | None = None,
-                 out_dir: str | None = None, reference: str | None = None,
-                 significance_test: str | None = None, correction: str = DEFAULT_CORRECTION,
-                 baseline_method: str = DEFAULT_BASELINE_METHOD, register: bool = True,
-                 model_name: str | None = None, selection_metric: str | None = None,
-                 paper_results: str | Path = PAPER_RESULTS) -> SweepReport:
+def report_sweep(
+    tracking_uri: str,
+    experiment: str,
+    parent_run_id: str | None = None,
+    out_dir: str | None = None,
+    reference: str | None = None,
+    significance_test: str | None = None,
+    correction: str = DEFAULT_CORRECTION,
+    baseline_method: str = DEFAULT_BASELINE_METHOD,
+    register: bool = True,
+    model_name: str | None = None,
+    selection_metric: str | None = None,
+    paper_results: str | Path = PAPER_RESULTS,
+) -> SweepReport:
     """Write the report of a sweep and log it to its parent run; register the selected model.
 
     Without ``parent_run_id`` the newest parent run with finished trials is reported.
@@ -368,23 +533,41 @@ def report_sweep(tracking_uri: str, experiment: str, parent_run_id: str | None =
     trials = collect_trials(client, run_id)
     # A sweep without English dev queries (retrieval) names its own in the parent's params.
     selection_metric = selection_metric or parent.data.params.get("selection_metric")
-    selection = select_best(trials, selection_metric or default_selection_metric(trials),
-                            baseline_method)
+    selection = select_best(
+        trials, selection_metric or default_selection_metric(trials), baseline_method
+    )
     baseline_key = baseline_config_key(trials, baseline_method)
     reference_key = resolve_config(trials, reference) if reference else None
-    reference_label = trials.loc[trials["config_key"] == reference_key, "config_label"].iloc[0] \
-        if reference_key else None
+    reference_label = (
+        trials.loc[trials["config_key"] == reference_key, "config_label"].iloc[0]
+        if reference_key
+        else None
+    )
     scores = ExampleScores(client)
     options = {"test": test, "correction": correction}
-    evaluation_splits = [split for split in metric_splits(trials)
-                         if split != DEV_SPLIT and split_languages(trials, split)]
-    comparisons = {split: compare_to_baseline(scores, trials, selection.config_key, split,
-                                              baseline_method, **options)
-                   for split in evaluation_splits}
-    marks = significance_marks(scores, trials, baseline_key, reference_key, evaluation_splits,
-                               **options)
-    tables = paper_style_tables(trials, marks, baseline_key, reference_key, parent.data.params,
-                                selection.config_key, paper_results)
+    evaluation_splits = [
+        split
+        for split in metric_splits(trials)
+        if split != DEV_SPLIT and split_languages(trials, split)
+    ]
+    comparisons = {
+        split: compare_to_baseline(
+            scores, trials, selection.config_key, split, baseline_method, **options
+        )
+        for split in evaluation_splits
+    }
+    marks = significance_marks(
+        scores, trials, baseline_key, reference_key, evaluation_splits, **options
+    )
+    tables = paper_style_tables(
+        trials,
+        marks,
+        baseline_key,
+        reference_key,
+        parent.data.params,
+        selection.config_key,
+        paper_results,
+    )
 
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="sweep-report-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -393,27 +576,59 @@ def report_sweep(tracking_uri: str, experiment: str, parent_run_id: str | None =
     if register:
         champion = best_seed_run(trials, selection.config_key, selection.metric)
         registration = register_champion(
-            client, champion, model_name or experiment, CHAMPION_ALIAS,
+            client,
+            champion,
+            model_name or experiment,
+            CHAMPION_ALIAS,
             description=f"{selection.config_label}, selected by {selection.metric} "
-                        f"(sweep parent run {run_id})")
-    markdown = render_markdown(experiment, parent, trials, selection, comparisons, tables, plots,
-                               registration, test, correction, reference_label, baseline_method)
+            f"(sweep parent run {run_id})",
+        )
+    markdown = render_markdown(
+        experiment,
+        parent,
+        trials,
+        selection,
+        comparisons,
+        tables,
+        plots,
+        registration,
+        test,
+        correction,
+        reference_label,
+        baseline_method,
+    )
     markdown_path, latex_path, json_path = out / MARKDOWN_NAME, out / LATEX_NAME, out / JSON_NAME
     markdown_path.write_text(markdown, encoding="utf-8")
     latex_path.write_text(render_latex(experiment, tables), encoding="utf-8")
-    payload = _selection_payload(experiment, run_id, selection, comparisons, baseline_method,
-                                 test, correction, reference_label, registration)
+    payload = _selection_payload(
+        experiment,
+        run_id,
+        selection,
+        comparisons,
+        baseline_method,
+        test,
+        correction,
+        reference_label,
+        registration,
+    )
     json_path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     files = [markdown_path, latex_path, json_path, *map(Path, plots)]
     for path in files:
         client.log_artifact(run_id, str(path), artifact_path=REPORT_ARTIFACT_DIR)
 
-    return SweepReport(parent_run_id=run_id, selection=selection, markdown_path=str(markdown_path),
-                       json_path=str(json_path), markdown=markdown,
-                       comparison=comparisons.get(TEST_SPLIT, pd.DataFrame()),
-                       artifact_paths=tuple(f"{REPORT_ARTIFACT_DIR}/{path.name}" for path in files),
-                       latex_path=str(latex_path), plot_paths=tuple(plots),
-                       registration=registration, significance_test=test)
+    return SweepReport(
+        parent_run_id=run_id,
+        selection=selection,
+        markdown_path=str(markdown_path),
+        json_path=str(json_path),
+        markdown=markdown,
+        comparison=comparisons.get(TEST_SPLIT, pd.DataFrame()),
+        artifact_paths=tuple(f"{REPORT_ARTIFACT_DIR}/{path.name}" for path in files),
+        latex_path=str(latex_path),
+        plot_paths=tuple(plots),
+        registration=registration,
+        significance_test=test,
+    )
 
 
 def format_summary(report: SweepReport) -> str:
@@ -423,17 +638,21 @@ def format_summary(report: SweepReport) -> str:
     if registration is None:
         registry_line = "Model registry: not requested"
     elif registration.registered:
-        registry_line = (f"Registered model: models:/{registration.model_name}@{registration.alias}"
-                         f" (version {registration.version}, run {registration.run_id})")
+        registry_line = (
+            f"Registered model: models:/{registration.model_name}@{registration.alias}"
+            f" (version {registration.version}, run {registration.run_id})"
+        )
     else:
         registry_line = f"Model registry: nothing registered ({registration.reason})"
-    return "\n".join([
-        f"Selected configuration: {selection.config_label} (method {selection.method}, config_key {selection.config_key})",
-        f"  {selection.metric}: {format_mean_std(selection.mean, selection.std)} % over {selection.n_seeds} seeds",
-        f"Report files: {report.markdown_path}",
-        f"              {report.latex_path}",
-        f"              {report.json_path}",
-        *(f"              {path}" for path in report.plot_paths),
-        f"Logged to parent run {report.parent_run_id} as {', '.join(report.artifact_paths)}",
-        registry_line,
-    ])
+    return "\n".join(
+        [
+            f"Selected configuration: {selection.config_label} (method {selection.method}, config_key {selection.config_key})",
+            f"  {selection.metric}: {format_mean_std(selection.mean, selection.std)} % over {selection.n_seeds} seeds",
+            f"Report files: {report.markdown_path}",
+            f"              {report.latex_path}",
+            f"              {report.json_path}",
+            *(f"              {path}" for path in report.plot_paths),
+            f"Logged to parent run {report.parent_run_id} as {', '.join(report.artifact_paths)}",
+            registry_line,
+        ]
+    )

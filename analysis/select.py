@@ -7,10 +7,23 @@ from dataclasses import asdict, dataclass
 import pandas as pd
 from mlflow import MlflowClient
 
-from analysis.collect import (AnalysisError, ExampleScores, hyperparameter_columns,
-                              metric_columns, parse_metric_key, split_languages, tidy_metrics)
-from analysis.stats import (CORRECTIONS, COUNT_STATISTICS, DEFAULT_RESAMPLES, DEFAULT_TEST,
-                            SIGNIFICANCE_TESTS, run_significance_test)
+from analysis.collect import (
+    AnalysisError,
+    ExampleScores,
+    hyperparameter_columns,
+    metric_columns,
+    parse_metric_key,
+    split_languages,
+    tidy_metrics,
+)
+from analysis.stats import (
+    CORRECTIONS,
+    COUNT_STATISTICS,
+    DEFAULT_RESAMPLES,
+    DEFAULT_TEST,
+    SIGNIFICANCE_TESTS,
+    run_significance_test,
+)
 
 DEFAULT_SELECTION_METRIC = "dev/en/accuracy"
 DEFAULT_BASELINE_METHOD = "finetune"
@@ -43,8 +56,9 @@ class Selection:
 def aggregate_over_seeds(tidy: pd.DataFrame) -> pd.DataFrame:
     """Mean, sample std and seed count of every metric per configuration."""
     grouped = tidy.groupby([*CONFIG_COLUMNS, "split", "lang", "metric"], sort=True)
-    return grouped.agg(mean=("value", "mean"), std=("value", "std"),
-                       n_seeds=("seed", "nunique")).reset_index()
+    return grouped.agg(
+        mean=("value", "mean"), std=("value", "std"), n_seeds=("seed", "nunique")
+    ).reset_index()
 
 
 def _param_value(text: str):
@@ -71,25 +85,36 @@ _SELECTION_PREFERENCE = ("accuracy", "f1", "exact_match", "mrr")
 def default_selection_metric(trials: pd.DataFrame, source_lang: str = "en") -> str:
     """``dev/en/accuracy`` when logged, else the sweep's other English-dev metric (NER's
     f1, QA's f1 before exact_match, retrieval's mrr)."""
-    logged = {key[2] for key in map(parse_metric_key, metric_columns(trials))
-              if key[:2] == ("dev", source_lang)}
+    logged = {
+        key[2]
+        for key in map(parse_metric_key, metric_columns(trials))
+        if key[:2] == ("dev", source_lang)
+    }
     for metric in (*_SELECTION_PREFERENCE, *sorted(logged)):
         if metric in logged:
             return f"dev/{source_lang}/{metric}"
-    raise AnalysisError(f"no finished trial logged a dev/{source_lang}/<metric> to select on; "
-                        f"logged metrics: {', '.join(metric_columns(trials)) or '(none)'}")
+    raise AnalysisError(
+        f"no finished trial logged a dev/{source_lang}/<metric> to select on; "
+        f"logged metrics: {', '.join(metric_columns(trials)) or '(none)'}"
+    )
 
 
 def _validate_selection_metric(trials: pd.DataFrame, metric: str) -> tuple[str, str, str]:
     key = parse_metric_key(metric)
     if key is None:
-        raise AnalysisError(f"selection metric {metric!r} is not of the form <split>/<lang>/<metric>")
+        raise AnalysisError(
+            f"selection metric {metric!r} is not of the form <split>/<lang>/<metric>"
+        )
     if key[0] == TEST_SPLIT:
-        raise AnalysisError(f"selection metric {metric!r} is on the test split; select on a dev "
-                            "split so the test scores stay an unbiased estimate")
+        raise AnalysisError(
+            f"selection metric {metric!r} is on the test split; select on a dev "
+            "split so the test scores stay an unbiased estimate"
+        )
     if metric not in trials.columns:
-        raise AnalysisError(f"no finished trial logged {metric!r}; logged metrics: "
-                            f"{', '.join(metric_columns(trials)) or '(none)'}")
+        raise AnalysisError(
+            f"no finished trial logged {metric!r}; logged metrics: "
+            f"{', '.join(metric_columns(trials)) or '(none)'}"
+        )
     return key
 
 
@@ -109,8 +134,11 @@ def complexity(trials: pd.DataFrame) -> dict[str, int]:
     return {key: sum(active(row[axis]) for axis in axes) for key, row in first_runs.iterrows()}
 
 
-def select_best(trials: pd.DataFrame, metric: str = DEFAULT_SELECTION_METRIC,
-                baseline_method: str = DEFAULT_BASELINE_METHOD) -> Selection:
+def select_best(
+    trials: pd.DataFrame,
+    metric: str = DEFAULT_SELECTION_METRIC,
+    baseline_method: str = DEFAULT_BASELINE_METHOD,
+) -> Selection:
     """Best non-baseline configuration by mean ``metric`` over seeds.
 
     Ties go to the lower std over seeds, then to the simpler configuration (fewer
@@ -123,38 +151,60 @@ def select_best(trials: pd.DataFrame, metric: str = DEFAULT_SELECTION_METRIC,
     if candidates.empty:
         candidates = trials
     scores = aggregate_over_seeds(tidy_metrics(candidates))
-    scores = scores[(scores["split"] == split) & (scores["lang"] == lang) & (scores["metric"] == name)]
+    scores = scores[
+        (scores["split"] == split) & (scores["lang"] == lang) & (scores["metric"] == name)
+    ]
     complexities = complexity(candidates)
-    ranked = scores.assign(rank_mean=scores["mean"].round(_TIE_DECIMALS),
-                           rank_std=scores["std"].round(_TIE_DECIMALS),
-                           rank_complexity=scores["config_key"].map(complexities)).sort_values(
+    ranked = scores.assign(
+        rank_mean=scores["mean"].round(_TIE_DECIMALS),
+        rank_std=scores["std"].round(_TIE_DECIMALS),
+        rank_complexity=scores["config_key"].map(complexities),
+    ).sort_values(
         ["rank_mean", "rank_std", "rank_complexity", "config_label"],
-        ascending=[False, True, True, True], na_position="last")
+        ascending=[False, True, True, True],
+        na_position="last",
+    )
     if ranked.empty:
         raise AnalysisError(f"no candidate configuration has a value for {metric!r}")
     best = ranked.iloc[0]
 
     runs = trials[trials["config_key"] == best["config_key"]].sort_values("seed")
     first_run = runs.iloc[0]  # runs of one config_key share every hyperparameter
-    params = {column: _param_value(first_run[column]) for column in hyperparameter_columns(trials)
-              if pd.notna(first_run[column])}
-    return Selection(config_key=best["config_key"], config_label=best["config_label"],
-                     method=best["method"], params=params, metric=metric,
-                     mean=float(best["mean"]), std=float(best["std"]),
-                     n_seeds=int(best["n_seeds"]), run_ids=tuple(runs["run_id"]))
+    params = {
+        column: _param_value(first_run[column])
+        for column in hyperparameter_columns(trials)
+        if pd.notna(first_run[column])
+    }
+    return Selection(
+        config_key=best["config_key"],
+        config_label=best["config_label"],
+        method=best["method"],
+        params=params,
+        metric=metric,
+        mean=float(best["mean"]),
+        std=float(best["std"]),
+        n_seeds=int(best["n_seeds"]),
+        run_ids=tuple(runs["run_id"]),
+    )
 
 
-def baseline_config_key(trials: pd.DataFrame, baseline_method: str = DEFAULT_BASELINE_METHOD) -> str:
+def baseline_config_key(
+    trials: pd.DataFrame, baseline_method: str = DEFAULT_BASELINE_METHOD
+) -> str:
     """The config_key of the single baseline configuration of the sweep."""
     baseline = trials[trials["method"] == baseline_method]
     if baseline.empty:
         methods = ", ".join(sorted(trials["method"].unique()))
-        raise AnalysisError(f"the sweep has no finished baseline runs (method {baseline_method!r}); "
-                            f"methods with finished runs: {methods}")
+        raise AnalysisError(
+            f"the sweep has no finished baseline runs (method {baseline_method!r}); "
+            f"methods with finished runs: {methods}"
+        )
     labels = sorted(baseline["config_label"].unique())
     if len(labels) > 1 or baseline["config_key"].nunique() > 1:
-        raise AnalysisError(f"baseline method {baseline_method!r} has several configurations "
-                            f"({', '.join(labels)}); expected exactly one to compare against")
+        raise AnalysisError(
+            f"baseline method {baseline_method!r} has several configurations "
+            f"({', '.join(labels)}); expected exactly one to compare against"
+        )
     return baseline["config_key"].iloc[0]
 
 
@@ -164,8 +214,10 @@ def _run_ids_by_seed(trials: pd.DataFrame, config_key: str) -> dict[int, str]:
         raise AnalysisError(f"no finished trial has config_key {config_key!r}")
     repeated = sorted(set(runs.loc[runs["seed"].duplicated(), "seed"].tolist()))
     if repeated:
-        raise AnalysisError(f"config {runs['config_label'].iloc[0]!r} has several finished runs "
-                            f"for seed(s) {repeated}; cannot pair runs by seed")
+        raise AnalysisError(
+            f"config {runs['config_label'].iloc[0]!r} has several finished runs "
+            f"for seed(s) {repeated}; cannot pair runs by seed"
+        )
     return dict(zip(runs["seed"].tolist(), runs["run_id"]))
 
 
@@ -181,26 +233,33 @@ def resolve_config(trials: pd.DataFrame, name: str, role: str = "reference") -> 
     if len(labels) == 1:
         return by_method["config_key"].iloc[0]
     if len(labels) > 1:
-        raise AnalysisError(f"{role} {name!r} is a method with several configurations "
-                            f"({', '.join(labels)}); name one by its config label")
+        raise AnalysisError(
+            f"{role} {name!r} is a method with several configurations "
+            f"({', '.join(labels)}); name one by its config label"
+        )
     known = sorted(trials["config_label"].unique())
-    raise AnalysisError(f"{role} {name!r} matches no finished configuration; give a method, "
-                        f"config label or config key; labels: {', '.join(known)}")
+    raise AnalysisError(
+        f"{role} {name!r} matches no finished configuration; give a method, "
+        f"config label or config key; labels: {', '.join(known)}"
+    )
 
 
 def _scores_of(source: ExampleScores | MlflowClient) -> ExampleScores:
     return source if isinstance(source, ExampleScores) else ExampleScores(source)
 
 
-def _paired_run_ids(trials: pd.DataFrame, system_key: str, reference_key: str
-                    ) -> tuple[list[str], list[str], list[int]]:
+def _paired_run_ids(
+    trials: pd.DataFrame, system_key: str, reference_key: str
+) -> tuple[list[str], list[str], list[int]]:
     system_runs = _run_ids_by_seed(trials, system_key)
     reference_runs = _run_ids_by_seed(trials, reference_key)
     seeds = sorted(system_runs.keys() & reference_runs.keys())
     if not seeds:
-        raise AnalysisError(f"config {system_key!r} (seeds {sorted(system_runs)}) and config "
-                            f"{reference_key!r} (seeds {sorted(reference_runs)}) share no seed "
-                            "to pair runs on")
+        raise AnalysisError(
+            f"config {system_key!r} (seeds {sorted(system_runs)}) and config "
+            f"{reference_key!r} (seeds {sorted(reference_runs)}) share no seed "
+            "to pair runs on"
+        )
     return [system_runs[seed] for seed in seeds], [reference_runs[seed] for seed in seeds], seeds
 
 
@@ -209,10 +268,17 @@ def _check_choice(name: str, value: str, allowed) -> None:
         raise AnalysisError(f"{name}={value!r} is not one of {', '.join(allowed)}")
 
 
-def compare_configs(scores: ExampleScores | MlflowClient, trials: pd.DataFrame, system_key: str,
-                    reference_key: str, split: str = TEST_SPLIT, test: str = DEFAULT_TEST,
-                    correction: str = DEFAULT_CORRECTION, n_resamples: int = DEFAULT_RESAMPLES,
-                    seed: int = 0) -> pd.DataFrame:
+def compare_configs(
+    scores: ExampleScores | MlflowClient,
+    trials: pd.DataFrame,
+    system_key: str,
+    reference_key: str,
+    split: str = TEST_SPLIT,
+    test: str = DEFAULT_TEST,
+    correction: str = DEFAULT_CORRECTION,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> pd.DataFrame:
     """Per single language of ``split``: one configuration vs another on the seeds both ran.
 
     Columns: lang, metric (what the per-example artifact scores), system_mean and
@@ -243,35 +309,56 @@ def compare_configs(scores: ExampleScores | MlflowClient, trials: pd.DataFrame, 
             if system_counts and reference_counts and system_counts[1] in COUNT_STATISTICS:
                 counts = (system_counts[0], reference_counts[0])
                 statistic = COUNT_STATISTICS[system_counts[1]]
-        result = run_significance_test(test, system, reference, counts, statistic, n_resamples,
-                                       seed)
+        result = run_significance_test(
+            test, system, reference, counts, statistic, n_resamples, seed
+        )
         if counts is None:
             means = float(system.mean()), float(reference.mean())
         else:  # the quantity the test compares, so that the means and their difference agree
             means = tuple(float(statistic(part.sum(axis=(0, 1)))) for part in counts)
-        rows.append({"lang": lang, "metric": metric, "system_mean": means[0],
-                     "reference_mean": means[1], **asdict(result)})
+        rows.append(
+            {
+                "lang": lang,
+                "metric": metric,
+                "system_mean": means[0],
+                "reference_mean": means[1],
+                **asdict(result),
+            }
+        )
     table = pd.DataFrame(rows)
     table["p_holm"] = CORRECTIONS["holm"](table["p_value"])
     table["p_bh"] = CORRECTIONS["bh"](table["p_value"])
-    table["p_corrected"] = table["p_value"] if correction == "none" else table[
-        "p_holm" if correction == "holm" else "p_bh"]
+    table["p_corrected"] = (
+        table["p_value"]
+        if correction == "none"
+        else table["p_holm" if correction == "holm" else "p_bh"]
+    )
     table["significant"] = table["p_corrected"] < SIGNIFICANCE_LEVEL
     return table
 
 
-def compare_to_baseline(scores: ExampleScores | MlflowClient, trials: pd.DataFrame,
-                        config_key: str, split: str = TEST_SPLIT,
-                        baseline_method: str = DEFAULT_BASELINE_METHOD, **options) -> pd.DataFrame:
+def compare_to_baseline(
+    scores: ExampleScores | MlflowClient,
+    trials: pd.DataFrame,
+    config_key: str,
+    split: str = TEST_SPLIT,
+    baseline_method: str = DEFAULT_BASELINE_METHOD,
+    **options,
+) -> pd.DataFrame:
     """:func:`compare_configs` against the baseline; ``reference_mean`` is ``baseline_mean``."""
     baseline_key = baseline_config_key(trials, baseline_method)
     table = compare_configs(scores, trials, config_key, baseline_key, split, **options)
     return table.rename(columns={"reference_mean": "baseline_mean"})
 
 
-def significance_marks(scores: ExampleScores | MlflowClient, trials: pd.DataFrame,
-                       baseline_key: str, reference_key: str | None, splits: list[str],
-                       **options) -> pd.DataFrame:
+def significance_marks(
+    scores: ExampleScores | MlflowClient,
+    trials: pd.DataFrame,
+    baseline_key: str,
+    reference_key: str | None,
+    splits: list[str],
+    **options,
+) -> pd.DataFrame:
     """Which configuration beats whom where: one row per (config_key, split, lang, against).
 
     Every configuration but the baseline is compared with the baseline (``against`` =
@@ -284,8 +371,10 @@ def significance_marks(scores: ExampleScores | MlflowClient, trials: pd.DataFram
     scores = _scores_of(scores)
     tables = []
     for config_key in sorted(trials["config_key"].unique()):
-        for against, against_key, mark in (("baseline", baseline_key, "*"),
-                                           ("reference", reference_key, "**")):
+        for against, against_key, mark in (
+            ("baseline", baseline_key, "*"),
+            ("reference", reference_key, "**"),
+        ):
             if against_key is None or config_key in (baseline_key, against_key):
                 continue
             for split in splits:
@@ -293,7 +382,9 @@ def significance_marks(scores: ExampleScores | MlflowClient, trials: pd.DataFram
                 table.insert(0, "config_key", config_key)
                 table.insert(1, "split", split)
                 table.insert(2, "against", against)
-                table["mark"] = [mark if significant else "" for significant in table["significant"]]
+                table["mark"] = [
+                    mark if significant else "" for significant in table["significant"]
+                ]
                 tables.append(table)
     if not tables:
         return pd.DataFrame(columns=["config_key", "split", "against", "lang", "mark"])

@@ -70,29 +70,41 @@ class BatchResult:
     statistic: np.ndarray
     p_value: np.ndarray
 
-    def row(self, index: int, n_examples: int, n_seeds: int, test: str,
-            n_resamples: int) -> PairedTestResult:
+    def row(
+        self, index: int, n_examples: int, n_seeds: int, test: str, n_resamples: int
+    ) -> PairedTestResult:
         return PairedTestResult(
-            mean_difference=float(self.mean_difference[index]), ci_low=float(self.ci_low[index]),
-            ci_high=float(self.ci_high[index]), statistic=float(self.statistic[index]),
-            p_value=float(self.p_value[index]), n_examples=n_examples, n_seeds=n_seeds,
-            test=test, n_resamples=n_resamples)
+            mean_difference=float(self.mean_difference[index]),
+            ci_low=float(self.ci_low[index]),
+            ci_high=float(self.ci_high[index]),
+            statistic=float(self.statistic[index]),
+            p_value=float(self.p_value[index]),
+            n_examples=n_examples,
+            n_seeds=n_seeds,
+            test=test,
+            n_resamples=n_resamples,
+        )
 
 
 # --------------------------------------------------------------------------- input checks
 
-def _paired_arrays(system, baseline, trailing_axes: tuple[int, ...] = (2,),
-                   batched: bool = False) -> tuple[np.ndarray, np.ndarray]:
+
+def _paired_arrays(
+    system, baseline, trailing_axes: tuple[int, ...] = (2,), batched: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Both arrays as float, same shape, (seeds, examples[, k]) after an optional batch axis."""
     system = np.asarray(system, dtype=float)
     baseline = np.asarray(baseline, dtype=float)
     allowed = tuple(n + batched for n in trailing_axes)
-    layout = " or ".join(("(batch, " if batched else "(") + ("seeds, examples, k)" if n == 3
-                                                             else "seeds, examples)")
-                         for n in trailing_axes)
+    layout = " or ".join(
+        ("(batch, " if batched else "(") + ("seeds, examples, k)" if n == 3 else "seeds, examples)")
+        for n in trailing_axes
+    )
     if system.ndim not in allowed or system.shape != baseline.shape:
-        raise ValueError(f"system and baseline scores must both be shaped {layout} with the same "
-                         f"shape; got system {system.shape} and baseline {baseline.shape}")
+        raise ValueError(
+            f"system and baseline scores must both be shaped {layout} with the same "
+            f"shape; got system {system.shape} and baseline {baseline.shape}"
+        )
     if not (np.all(np.isfinite(system)) and np.all(np.isfinite(baseline))):
         raise ValueError("system and baseline scores must be finite numbers (found NaN or inf)")
     return system, baseline
@@ -100,8 +112,10 @@ def _paired_arrays(system, baseline, trailing_axes: tuple[int, ...] = (2,),
 
 def _check_examples(n_seeds: int, n_examples: int) -> None:
     if n_seeds < 1 or n_examples < 2:
-        raise ValueError(f"a paired test needs at least 1 seed and 2 examples; got {n_seeds} "
-                         f"seed(s) and {n_examples} example(s)")
+        raise ValueError(
+            f"a paired test needs at least 1 seed and 2 examples; got {n_seeds} "
+            f"seed(s) and {n_examples} example(s)"
+        )
 
 
 def _check_resamples(name: str, value: int) -> int:
@@ -117,6 +131,7 @@ def _check_level(level: float) -> float:
 
 
 # --------------------------------------------------------------------------- resampling
+
 
 def _blocks(total: int, width: int) -> Iterator[int]:
     """Block sizes that add up to ``total``, each of about _BLOCK_ENTRIES / width rows."""
@@ -151,6 +166,7 @@ def _percentile_interval(values: np.ndarray, level: float) -> tuple[np.ndarray, 
 
 # --------------------------------------------------------------------------- paired t-test
 
+
 def _seed_mean_differences(system: np.ndarray, baseline: np.ndarray) -> np.ndarray:
     """(batch, seeds, examples) -> (batch, examples): per-example differences of seed means."""
     return system.mean(axis=-2) - baseline.mean(axis=-2)
@@ -170,12 +186,17 @@ def ttest_batch(system, baseline, level: float = CONFIDENCE_LEVEL) -> BatchResul
         test = stats.ttest_rel(system.mean(axis=1), baseline.mean(axis=1), axis=1)
         interval = test.confidence_interval(level)
     # No spread: t is 0/0 or x/0 and scipy gives NaN; report the limits instead.
-    statistic = np.where(constant, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)),
-                         test.statistic)
+    statistic = np.where(
+        constant, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)), test.statistic
+    )
     p_value = np.where(constant, np.where(mean == 0, 1.0, 0.0), test.pvalue)
-    return BatchResult(mean_difference=mean, ci_low=np.where(constant, mean, interval.low),
-                       ci_high=np.where(constant, mean, interval.high),
-                       statistic=statistic, p_value=p_value)
+    return BatchResult(
+        mean_difference=mean,
+        ci_low=np.where(constant, mean, interval.low),
+        ci_high=np.where(constant, mean, interval.high),
+        statistic=statistic,
+        p_value=p_value,
+    )
 
 
 def paired_ttest(system, baseline, level: float = CONFIDENCE_LEVEL) -> PairedTestResult:
@@ -192,21 +213,23 @@ def paired_ttest(system, baseline, level: float = CONFIDENCE_LEVEL) -> PairedTes
 
 # --------------------------------------------------------------------------- bootstrap
 
-def _bootstrap_moments(differences: np.ndarray, n_resamples: int,
-                       seed: int) -> tuple[np.ndarray, np.ndarray]:
+
+def _bootstrap_moments(
+    differences: np.ndarray, n_resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Resampled means and t statistics of the null-centred differences, each (batch, B).
 
     ``differences`` is (batch, n). Every row is resampled with the same draws.
     """
     n = differences.shape[1]
     centred = differences - differences.mean(axis=1, keepdims=True)
-    squares = centred ** 2
+    squares = centred**2
     rng = np.random.default_rng(seed)
     means, t_values = [], []
     for rows in _blocks(n_resamples, n):
         weights = _bootstrap_weights(rng, rows, n)
         mean = centred @ weights.T / n
-        variance = np.maximum((squares @ weights.T - n * mean ** 2) / (n - 1), 0.0)
+        variance = np.maximum((squares @ weights.T - n * mean**2) / (n - 1), 0.0)
         with np.errstate(invalid="ignore", divide="ignore"):
             t = mean / np.sqrt(variance / n)
         # A resample of identical values has no spread: |t| is 0 (no shift) or infinite.
@@ -235,19 +258,36 @@ def _batched_differences(system, baseline, n_resamples: int, level: float):
     return differences, differences.mean(axis=1), n_resamples, level
 
 
-def bootstrap_ttest_batch(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                          level: float = CONFIDENCE_LEVEL) -> BatchResult:
+def bootstrap_ttest_batch(
+    system,
+    baseline,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = CONFIDENCE_LEVEL,
+) -> BatchResult:
     """:func:`bootstrap_ttest` on arrays shaped (batch, seeds, examples)."""
-    differences, mean, n_resamples, level = _batched_differences(system, baseline, n_resamples, level)
+    differences, mean, n_resamples, level = _batched_differences(
+        system, baseline, n_resamples, level
+    )
     resampled_means, resampled_t = _bootstrap_moments(differences, n_resamples, seed)
     observed_t = _observed_t(differences)
     low, high = _percentile_interval(mean[:, None] + resampled_means, level)
-    return BatchResult(mean_difference=mean, ci_low=low, ci_high=high, statistic=observed_t,
-                       p_value=_two_sided_p(resampled_t, observed_t))
+    return BatchResult(
+        mean_difference=mean,
+        ci_low=low,
+        ci_high=high,
+        statistic=observed_t,
+        p_value=_two_sided_p(resampled_t, observed_t),
+    )
 
 
-def bootstrap_ttest(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                    level: float = CONFIDENCE_LEVEL) -> PairedTestResult:
+def bootstrap_ttest(
+    system,
+    baseline,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = CONFIDENCE_LEVEL,
+) -> PairedTestResult:
     """Bootstrapped paired t-test (bootstrap-t) on score arrays shaped (seeds, examples).
 
     What is resampled: the examples. Scores are averaged over seeds per example, giving
@@ -267,22 +307,35 @@ def bootstrap_ttest(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed
     return result.row(0, system.shape[1], system.shape[0], "bootstrap", n_resamples)
 
 
-def bootstrap_ci_batch(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                       level: float = CONFIDENCE_LEVEL) -> BatchResult:
+def bootstrap_ci_batch(
+    system,
+    baseline,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = CONFIDENCE_LEVEL,
+) -> BatchResult:
     """:func:`bootstrap_ci` on arrays shaped (batch, seeds, examples)."""
-    differences, mean, n_resamples, level = _batched_differences(system, baseline, n_resamples, level)
+    differences, mean, n_resamples, level = _batched_differences(
+        system, baseline, n_resamples, level
+    )
     resampled = mean[:, None] + _bootstrap_moments(differences, n_resamples, seed)[0]
     low, high = _percentile_interval(resampled, level)
     tolerance = 1e-12 * np.maximum(1.0, np.abs(mean))[:, None]
     at_or_below = np.count_nonzero(resampled <= tolerance, axis=1)
     at_or_above = np.count_nonzero(resampled >= -tolerance, axis=1)
     p_value = np.minimum(1.0, 2 * (1 + np.minimum(at_or_below, at_or_above)) / (n_resamples + 1))
-    return BatchResult(mean_difference=mean, ci_low=low, ci_high=high, statistic=mean,
-                       p_value=p_value)
+    return BatchResult(
+        mean_difference=mean, ci_low=low, ci_high=high, statistic=mean, p_value=p_value
+    )
 
 
-def bootstrap_ci(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
-                 level: float = CONFIDENCE_LEVEL) -> PairedTestResult:
+def bootstrap_ci(
+    system,
+    baseline,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = CONFIDENCE_LEVEL,
+) -> PairedTestResult:
     """Paired percentile bootstrap interval of the mean difference, shaped (seeds, examples).
 
     Scores are averaged over seeds per example; the examples (each with its system and
@@ -297,6 +350,7 @@ def bootstrap_ci(system, baseline, n_resamples: int = DEFAULT_RESAMPLES, seed: i
 
 
 # --------------------------------------------------------------------------- permutation
+
 
 def entity_f1(counts: np.ndarray) -> np.ndarray:
     """Micro F1 from summed [tp, fp, fn] counts on the last axis: 2tp / (2tp + fp + fn).
@@ -327,21 +381,29 @@ def _units(array: np.ndarray) -> np.ndarray:
     return array.reshape(batch, seeds * examples, k)
 
 
-def permutation_test_batch(system, baseline, n_iterations: int = DEFAULT_RESAMPLES, seed: int = 0,
-                           statistic: Statistic | None = None,
-                           level: float = CONFIDENCE_LEVEL) -> BatchResult:
+def permutation_test_batch(
+    system,
+    baseline,
+    n_iterations: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    statistic: Statistic | None = None,
+    level: float = CONFIDENCE_LEVEL,
+) -> BatchResult:
     """:func:`permutation_test` on arrays shaped (batch, seeds, examples[, k])."""
     system, baseline = _paired_arrays(system, baseline, trailing_axes=(2, 3), batched=True)
     n_iterations, level = _check_resamples("n_iterations", n_iterations), _check_level(level)
     if system.ndim == 3:
         system, baseline = system[..., None], baseline[..., None]
     elif statistic is None:
-        raise ValueError("per-example counts shaped (seeds, examples, k) need a statistic that "
-                         "maps their sums to the metric, e.g. analysis.stats.entity_f1")
+        raise ValueError(
+            "per-example counts shaped (seeds, examples, k) need a statistic that "
+            "maps their sums to the metric, e.g. analysis.stats.entity_f1"
+        )
     _check_examples(system.shape[1], system.shape[2])
     system_units, baseline_units = _units(system), _units(baseline)
     n_units = system_units.shape[1]
     if statistic is None:
+
         def statistic(sums):  # the mean per-example score over all units
             return sums[..., 0] / n_units
 
@@ -353,20 +415,33 @@ def permutation_test_batch(system, baseline, n_iterations: int = DEFAULT_RESAMPL
     for rows in _blocks(n_iterations, n_units):
         swaps = rng.integers(0, 2, size=(rows, n_units)).astype(float)
         shift = _weighted_sums(swaps, swap_gain)
-        permuted.append(statistic(system_sum[:, None] + shift)
-                        - statistic(baseline_sum[:, None] - shift))
+        permuted.append(
+            statistic(system_sum[:, None] + shift) - statistic(baseline_sum[:, None] - shift)
+        )
     for rows in _blocks(n_iterations, n_units):
         weights = _bootstrap_weights(rng, rows, n_units)
-        resampled.append(statistic(_weighted_sums(weights, system_units))
-                         - statistic(_weighted_sums(weights, baseline_units)))
+        resampled.append(
+            statistic(_weighted_sums(weights, system_units))
+            - statistic(_weighted_sums(weights, baseline_units))
+        )
     low, high = _percentile_interval(np.concatenate(resampled, axis=1), level)
-    return BatchResult(mean_difference=observed, ci_low=low, ci_high=high, statistic=observed,
-                       p_value=_two_sided_p(np.concatenate(permuted, axis=1), observed))
+    return BatchResult(
+        mean_difference=observed,
+        ci_low=low,
+        ci_high=high,
+        statistic=observed,
+        p_value=_two_sided_p(np.concatenate(permuted, axis=1), observed),
+    )
 
 
-def permutation_test(system, baseline, n_iterations: int = DEFAULT_RESAMPLES, seed: int = 0,
-                     statistic: Statistic | None = None,
-                     level: float = CONFIDENCE_LEVEL) -> PairedTestResult:
+def permutation_test(
+    system,
+    baseline,
+    n_iterations: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    statistic: Statistic | None = None,
+    level: float = CONFIDENCE_LEVEL,
+) -> PairedTestResult:
     """Paired permutation test on predictions concatenated over seeds.
 
     Inputs are shaped (seeds, examples) of per-example scores, or (seeds, examples, k)
@@ -382,16 +457,24 @@ def permutation_test(system, baseline, n_iterations: int = DEFAULT_RESAMPLES, se
     (``n_iterations`` resamples).
     """
     system, baseline = _paired_arrays(system, baseline, trailing_axes=(2, 3))
-    result = permutation_test_batch(system[None], baseline[None], n_iterations, seed, statistic,
-                                    level)
+    result = permutation_test_batch(
+        system[None], baseline[None], n_iterations, seed, statistic, level
+    )
     return result.row(0, system.shape[1], system.shape[0], "permutation", n_iterations)
 
 
 # --------------------------------------------------------------------------- choosing a test
 
-def run_significance_test(test: str, system, baseline, counts: tuple | None = None,
-                          statistic: Statistic | None = None, n_resamples: int = DEFAULT_RESAMPLES,
-                          seed: int = 0) -> PairedTestResult:
+
+def run_significance_test(
+    test: str,
+    system,
+    baseline,
+    counts: tuple | None = None,
+    statistic: Statistic | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> PairedTestResult:
     """Run the test named ``test`` (one of SIGNIFICANCE_TESTS) on per-example scores.
 
     ``counts`` = (system_counts, baseline_counts), each (seeds, examples, k), with their
@@ -403,13 +486,15 @@ def run_significance_test(test: str, system, baseline, counts: tuple | None = No
         return bootstrap_ttest(system, baseline, n_resamples, seed)
     if test == "permutation":
         if counts is not None:
-            return permutation_test(*counts, n_iterations=n_resamples, seed=seed,
-                                    statistic=statistic)
+            return permutation_test(
+                *counts, n_iterations=n_resamples, seed=seed, statistic=statistic
+            )
         return permutation_test(system, baseline, n_iterations=n_resamples, seed=seed)
     raise ValueError(f"significance_test={test!r} is not one of {', '.join(SIGNIFICANCE_TESTS)}")
 
 
 # --------------------------------------------------------------------------- corrections
+
 
 def _p_vector(p_values) -> np.ndarray:
     p = np.asarray(p_values, dtype=float)

@@ -13,8 +13,12 @@ import time
 
 import numpy as np
 
-from analysis.stats import (bootstrap_ci_batch, bootstrap_ttest_batch, permutation_test_batch,
-                            ttest_batch)
+from analysis.stats import (
+    bootstrap_ci_batch,
+    bootstrap_ttest_batch,
+    permutation_test_batch,
+    ttest_batch,
+)
 
 
 def main() -> None:
@@ -30,8 +34,10 @@ def main() -> None:
     difficulty = rng.beta(2, 1, size=(args.languages, 1, args.examples))
     baseline = (rng.uniform(size=shape) < difficulty).astype(float)
     system = (rng.uniform(size=shape) < np.minimum(difficulty + 0.01, 1)).astype(float)
-    print(f"{args.languages} languages x {args.examples} examples x {args.seeds} seeds, "
-          f"{args.resamples} resamples")
+    print(
+        f"{args.languages} languages x {args.examples} examples x {args.seeds} seeds, "
+        f"{args.resamples} resamples"
+    )
     runs = {
         "paired t-test": lambda: ttest_batch(system, baseline),
         "bootstrapped t-test": lambda: bootstrap_ttest_batch(system, baseline, args.resamples),

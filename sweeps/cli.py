@@ -16,21 +16,75 @@ AXES = {name for names in METHOD_HYPERPARAMETERS.values() for name in names}
 # Settings that belong to the sweep, not to a trial.
 SWEEP_SETTINGS = ("seeds", "cpus_per_trial", "log_models", "search_trials", "top_k")
 # Trial settings that hold paths: made absolute, since Ray runs trials in their own directories.
-PATH_SETTINGS = ("data_dir", "cache_dir", "synonyms", "save_model_dir", "probing_dir", "parallel_data")
+PATH_SETTINGS = (
+    "data_dir",
+    "cache_dir",
+    "synonyms",
+    "save_model_dir",
+    "probing_dir",
+    "parallel_data",
+)
 
 
 def build_parser(script: str) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=f"python sweeps/{script}.py", description=f"Run the {script} sweep on Ray Tune, tracked in MLflow.")
-    parser.add_argument("--preset", choices=("smoke", "paper"), default="smoke", help="smoke: tiny model, offline, minutes on a laptop; paper: mBERT, hub data, 5 seeds")
-    parser.add_argument("--data-dir", help="a local XTREME-layout data directory (e.g. ../shared/data) instead of the preset's data")
-    parser.add_argument("--tracking-uri", help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)")
-    parser.add_argument("--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)")
-    parser.add_argument("--strategy", choices=("grid", "search"), default="grid", help="grid: every configuration with every seed, plus the baseline; search: phase 1 samples the method's ranges (Optuna TPE, one seed, ASHA early stopping on English dev), phase 2 re-runs the top_k configurations and the baseline over every seed")
-    parser.add_argument("--trials-per-gpu", type=_int_flag("--trials-per-gpu", 1), metavar="K", help="give each trial 1/K of a GPU (and a K-th of the CPUs per GPU unless cpus_per_trial is set)")
-    parser.add_argument("--resume", action="store_true", help="continue the interrupted sweep with these settings (same working directory and tracking URI) without re-running finished trials")
-    parser.add_argument("--max-failures", type=_int_flag("--max-failures", 0), default=2, metavar="N", help="restart a failed trial from its last checkpoint up to N times (default 2)")
-    parser.add_argument("--storage-path", default="ray_results", metavar="PATH", help="where Ray Tune keeps experiment state and checkpoints (default ./ray_results; on a multi-node cluster a shared path such as s3://bucket/ray_results)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a setting; a method hyperparameter (alpha, beta, layer, m, epsilon, adv_steps, adv_step_scale, rs_da_variant) replaces that axis of the grid in the points whose method has it; seeds=0,1,2 sets the seeds (repeatable)")
+    parser = argparse.ArgumentParser(
+        prog=f"python sweeps/{script}.py",
+        description=f"Run the {script} sweep on Ray Tune, tracked in MLflow.",
+    )
+    parser.add_argument(
+        "--preset",
+        choices=("smoke", "paper"),
+        default="smoke",
+        help="smoke: tiny model, offline, minutes on a laptop; paper: mBERT, hub data, 5 seeds",
+    )
+    parser.add_argument(
+        "--data-dir",
+        help="a local XTREME-layout data directory (e.g. ../shared/data) instead of the preset's data",
+    )
+    parser.add_argument(
+        "--tracking-uri",
+        help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else sqlite:///mlflow.db)",
+    )
+    parser.add_argument(
+        "--address", help="Ray cluster address (default: $RAY_ADDRESS, else a local Ray)"
+    )
+    parser.add_argument(
+        "--strategy",
+        choices=("grid", "search"),
+        default="grid",
+        help="grid: every configuration with every seed, plus the baseline; search: phase 1 samples the method's ranges (Optuna TPE, one seed, ASHA early stopping on English dev), phase 2 re-runs the top_k configurations and the baseline over every seed",
+    )
+    parser.add_argument(
+        "--trials-per-gpu",
+        type=_int_flag("--trials-per-gpu", 1),
+        metavar="K",
+        help="give each trial 1/K of a GPU (and a K-th of the CPUs per GPU unless cpus_per_trial is set)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted sweep with these settings (same working directory and tracking URI) without re-running finished trials",
+    )
+    parser.add_argument(
+        "--max-failures",
+        type=_int_flag("--max-failures", 0),
+        default=2,
+        metavar="N",
+        help="restart a failed trial from its last checkpoint up to N times (default 2)",
+    )
+    parser.add_argument(
+        "--storage-path",
+        default="ray_results",
+        metavar="PATH",
+        help="where Ray Tune keeps experiment state and checkpoints (default ./ray_results; on a multi-node cluster a shared path such as s3://bucket/ray_results)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a setting; a method hyperparameter (alpha, beta, layer, m, epsilon, adv_steps, adv_step_scale, rs_da_variant) replaces that axis of the grid in the points whose method has it; seeds=0,1,2 sets the seeds (repeatable)",
+    )
     return parser
 
 
@@ -39,7 +93,11 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
     sweep, anything else changes every trial. Values are validated with the trials."""
     for key, value in assignments.items():
         if key == "method":
-            raise ConfigError("method", value, f"fixed by the sweep script (this sweep runs {', '.join(sorted({p['method'] for p in spec.points}))})")
+            raise ConfigError(
+                "method",
+                value,
+                f"fixed by the sweep script (this sweep runs {', '.join(sorted({p['method'] for p in spec.points}))})",
+            )
         if key == "seed":
             raise ConfigError("seed", value, "set the sweep's seeds with seeds=0,1,2")
         if key == "seeds":
@@ -77,7 +135,11 @@ def main(script: str, argv: list[str] | None = None) -> int:
     args = build_parser(script).parse_args(argv)
     try:
         if args.data_dir and not Path(args.data_dir).is_dir():
-            raise ConfigError("--data-dir", args.data_dir, "an existing directory in the XTREME layout (e.g. xnli/train-en.tsv)")
+            raise ConfigError(
+                "--data-dir",
+                args.data_dir,
+                "an existing directory in the XTREME layout (e.g. xnli/train-en.tsv)",
+            )
         spec = PRESETS[script](args.preset, args.data_dir)
         spec.strategy = args.strategy
         spec = resolve_paths(apply_overrides(spec, parse_assignments(args.set)))
@@ -96,7 +158,10 @@ def main(script: str, argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except SweepInterrupted as interruption:
-        print(f"interrupted: {interruption}; the state is saved: run the same command with --resume to continue", file=sys.stderr)
+        print(
+            f"interrupted: {interruption}; the state is saved: run the same command with --resume to continue",
+            file=sys.stderr,
+        )
         return 130
     return 1 if failed else 0
 
@@ -105,7 +170,9 @@ def _parse_seeds(value: str) -> list[int]:
     try:
         seeds = [int(part) for part in value.split(",") if part.strip()]
     except ValueError:
-        raise ConfigError("seeds", value, "comma-separated non-negative integers, e.g. seeds=0,1,2") from None
+        raise ConfigError(
+            "seeds", value, "comma-separated non-negative integers, e.g. seeds=0,1,2"
+        ) from None
     if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
         raise ConfigError("seeds", value, "distinct non-negative integers, e.g. seeds=0,1,2")
     return seeds

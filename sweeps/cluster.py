@@ -28,7 +28,9 @@ def validate_cluster_file(path: str | Path) -> dict:
     except yaml.YAMLError as error:
         raise DataError(f"{path}: not valid YAML ({error})") from None
     if not isinstance(config, dict) or not isinstance(config.get("provider"), dict):
-        raise DataError(f"{path}: a cluster file is a mapping with a 'provider' section (type, region)")
+        raise DataError(
+            f"{path}: a cluster file is a mapping with a 'provider' section (type, region)"
+        )
     try:
         prepared = prepare_config(config)
         validate_config(prepared)
@@ -45,7 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for path in paths or ["ray_cluster.yaml"]:
             prepared = validate_cluster_file(path)
-            print(f"{path}: valid ({prepared['provider']['type']}, node types {', '.join(prepared['available_node_types'])})")
+            print(
+                f"{path}: valid ({prepared['provider']['type']}, node types {', '.join(prepared['available_node_types'])})"
+            )
     except DataError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

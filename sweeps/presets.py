@@ -82,10 +82,25 @@ def ear_xnli(preset: str, data_dir: str | None) -> SweepSpec:
             # The real training sample (999 pairs) gives the tiny model little to learn from;
             # evaluating on 1,000 test pairs per language keeps the smoke run short.
             base["max_eval_examples"] = 1000
-        return SweepSpec("ear_xnli", base, [spaces.BASELINE, *spaces.ear_smoke_points()], seeds=[0, 1], preset=preset, log_models=True)
+        return SweepSpec(
+            "ear_xnli",
+            base,
+            [spaces.BASELINE, *spaces.ear_smoke_points()],
+            seeds=[0, 1],
+            preset=preset,
+            log_models=True,
+        )
     base = {**PAPER_TRAINING, "task": "xnli", "target_langs": list(XNLI_TARGETS)}
     base.update(_data_settings(data_dir, default_source="hub"))
-    return SweepSpec("ear_xnli", base, [spaces.BASELINE, *spaces.ear_paper_points()], seeds=[1, 2, 3, 4, 5], preset=preset, search_trials=40, top_k=3)
+    return SweepSpec(
+        "ear_xnli",
+        base,
+        [spaces.BASELINE, *spaces.ear_paper_points()],
+        seeds=[1, 2, 3, 4, 5],
+        preset=preset,
+        search_trials=40,
+        top_k=3,
+    )
 
 
 def robust_xnli(preset: str, data_dir: str | None) -> SweepSpec:
@@ -93,14 +108,24 @@ def robust_xnli(preset: str, data_dir: str | None) -> SweepSpec:
     the generalized pairs and the mixed-language set evaluated."""
     xnli = ear_xnli(preset, data_dir)  # the same trial settings and seeds as the EAR sweep
     base = {**xnli.base, "generalized_pairs": True, "mixed_language": True}
-    points = spaces.robust_smoke_points() if preset == "smoke" else spaces.robust_paper_points(spaces.RS_DA_M["xnli"])
+    points = (
+        spaces.robust_smoke_points()
+        if preset == "smoke"
+        else spaces.robust_paper_points(spaces.RS_DA_M["xnli"])
+    )
     return _robust_spec("robust_xnli", base, points, xnli.seeds, preset)
 
 
 def robust_pawsx(preset: str, data_dir: str | None) -> SweepSpec:
     """Baseline, ADV, RS-RP and RS-DA on PAWS-X with the same seeds, generalized pairs on."""
-    points = spaces.robust_smoke_points() if preset == "smoke" else spaces.robust_paper_points(spaces.RS_DA_M["pawsx"])
-    return _robust_spec("robust_pawsx", _pawsx_base(preset, data_dir), points, SEEDS[preset], preset)
+    points = (
+        spaces.robust_smoke_points()
+        if preset == "smoke"
+        else spaces.robust_paper_points(spaces.RS_DA_M["pawsx"])
+    )
+    return _robust_spec(
+        "robust_pawsx", _pawsx_base(preset, data_dir), points, SEEDS[preset], preset
+    )
 
 
 def ear_pawsx(preset: str, data_dir: str | None) -> SweepSpec:
@@ -109,25 +134,50 @@ def ear_pawsx(preset: str, data_dir: str | None) -> SweepSpec:
         points = spaces.ear_smoke_points()
     else:
         points = spaces.with_setting(spaces.ear_paper_points(), "m", spaces.RS_DA_M["pawsx"])
-    return SweepSpec("ear_pawsx", _pawsx_base(preset, data_dir), [spaces.BASELINE, *points], seeds=SEEDS[preset], preset=preset)
+    return SweepSpec(
+        "ear_pawsx",
+        _pawsx_base(preset, data_dir),
+        [spaces.BASELINE, *points],
+        seeds=SEEDS[preset],
+        preset=preset,
+    )
 
 
-def _robust_spec(experiment: str, base: dict, points: list[dict], seeds: list[int], preset: str) -> SweepSpec:
+def _robust_spec(
+    experiment: str, base: dict, points: list[dict], seeds: list[int], preset: str
+) -> SweepSpec:
     # The robust-training paper tests significance with a bootstrapped paired t-test.
-    return SweepSpec(experiment, base, [spaces.BASELINE, *points], seeds=list(seeds), preset=preset, significance_test="bootstrap")
+    return SweepSpec(
+        experiment,
+        base,
+        [spaces.BASELINE, *points],
+        seeds=list(seeds),
+        preset=preset,
+        significance_test="bootstrap",
+    )
 
 
 def _pawsx_base(preset: str, data_dir: str | None) -> dict:
     """PAWS-X trial settings, generalized pairs on (both papers evaluate PAWS-X)."""
     if preset == "smoke":
-        base = {**SMOKE_TRAINING, "task": "pawsx", "target_langs": list(SYNTHETIC_TARGETS), "generalized_pairs": True}
+        base = {
+            **SMOKE_TRAINING,
+            "task": "pawsx",
+            "target_langs": list(SYNTHETIC_TARGETS),
+            "generalized_pairs": True,
+        }
         base.update(_data_settings(data_dir, default_source="synthetic"))
         if data_dir:
             # The shared sample has PAWS-X dev files only: cut them into disjoint train /
             # dev (selection) / test parts by example index (see xlt_core/data/loading.py).
             base.update({"split_dev_files": True, "target_langs": list(LOCAL_PAWSX_TARGETS)})
         return base
-    base = {**PAPER_TRAINING, "task": "pawsx", "target_langs": list(PAWSX_TARGETS), "generalized_pairs": True}
+    base = {
+        **PAPER_TRAINING,
+        "task": "pawsx",
+        "target_langs": list(PAWSX_TARGETS),
+        "generalized_pairs": True,
+    }
     base.update(_data_settings(data_dir, default_source="hub"))
     return base
 
@@ -147,16 +197,30 @@ PAPER_PARALLEL = {"parallel_data": "hub:Helsinki-NLP/opus-100", "parallel_max_se
 
 def adjust_xnli(preset: str, data_dir: str | None) -> SweepSpec:
     if preset == "smoke":
-        base = {**SMOKE_TRAINING, "task": "xnli", "target_langs": ["es", "de", "ru"], "parallel_data": "synthetic", "parallel_max_sentences": 1000}
+        base = {
+            **SMOKE_TRAINING,
+            "task": "xnli",
+            "target_langs": ["es", "de", "ru"],
+            "parallel_data": "synthetic",
+            "parallel_max_sentences": 1000,
+        }
         base.update(_data_settings(data_dir, default_source="synthetic"))
         if data_dir:
             # Real XNLI files; the shared sample has en-vi parallel data (OpenSubtitles) only.
-            base.update({"target_langs": ["vi", "es", "de"], "parallel_data": f"{data_dir}/parallel", "max_eval_examples": 1000})
+            base.update(
+                {
+                    "target_langs": ["vi", "es", "de"],
+                    "parallel_data": f"{data_dir}/parallel",
+                    "max_eval_examples": 1000,
+                }
+            )
         points = spaces.adjustment_points(SMOKE_ADJUSTMENT, spaces.CONTINUAL_PAPER_SETTING)
         return SweepSpec("adjust_xnli", base, points, seeds=[0, 1], preset=preset)
     base = {**PAPER_TRAINING, **PAPER_PARALLEL, "task": "xnli", "target_langs": list(XNLI_TARGETS)}
     base.update(_data_settings(data_dir, default_source="hub"))
-    points = spaces.adjustment_points(spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING)
+    points = spaces.adjustment_points(
+        spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING
+    )
     return SweepSpec("adjust_xnli", base, points, seeds=[1, 2, 3, 4, 5], preset=preset)
 
 
@@ -165,7 +229,11 @@ WIKIANN_TARGETS = ("ar", "de", "es", "fr", "hi", "ru", "vi", "zh")
 
 def _require_data_dir(task: str, data_dir: str | None) -> str:
     if not data_dir:
-        raise ConfigError("--data-dir", None, f"a local XTREME-layout directory (e.g. ../shared/data): the {task} smoke preset has no synthetic data")
+        raise ConfigError(
+            "--data-dir",
+            None,
+            f"a local XTREME-layout directory (e.g. ../shared/data): the {task} smoke preset has no synthetic data",
+        )
     return data_dir
 
 
@@ -173,49 +241,128 @@ def adjust_ner(preset: str, data_dir: str | None) -> SweepSpec:
     """WikiANN NER; the paper tests significance with a permutation test on entity F1."""
     if preset == "smoke":
         data_dir = _require_data_dir("NER", data_dir)
-        base = {**SMOKE_TRAINING, "task": "ner", "data_source": "local", "data_dir": data_dir, "target_langs": ["vi", "de", "es"],
-                "parallel_data": f"{data_dir}/parallel", "max_train_examples": 2000, "max_eval_examples": 500, "epochs": 3.0}
+        base = {
+            **SMOKE_TRAINING,
+            "task": "ner",
+            "data_source": "local",
+            "data_dir": data_dir,
+            "target_langs": ["vi", "de", "es"],
+            "parallel_data": f"{data_dir}/parallel",
+            "max_train_examples": 2000,
+            "max_eval_examples": 500,
+            "epochs": 3.0,
+        }
         points = spaces.adjustment_points(SMOKE_ADJUSTMENT, spaces.CONTINUAL_PAPER_SETTING)
-        return SweepSpec("adjust_ner", base, points, seeds=[0, 1], preset=preset, significance_test="permutation")
+        return SweepSpec(
+            "adjust_ner", base, points, seeds=[0, 1], preset=preset, significance_test="permutation"
+        )
     # The XNLI budget above (lr 2e-5, batch 32, max length 128); 3 epochs is our choice.
-    base = {**PAPER_TRAINING, **PAPER_PARALLEL, "task": "ner", "target_langs": list(WIKIANN_TARGETS), "epochs": 3.0}
+    base = {
+        **PAPER_TRAINING,
+        **PAPER_PARALLEL,
+        "task": "ner",
+        "target_langs": list(WIKIANN_TARGETS),
+        "epochs": 3.0,
+    }
     base.update(_data_settings(data_dir, default_source="hub"))
-    points = spaces.adjustment_points(spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING)
-    return SweepSpec("adjust_ner", base, points, seeds=[1, 2, 3, 4, 5], preset=preset, significance_test="permutation")
+    points = spaces.adjustment_points(
+        spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING
+    )
+    return SweepSpec(
+        "adjust_ner",
+        base,
+        points,
+        seeds=[1, 2, 3, 4, 5],
+        preset=preset,
+        significance_test="permutation",
+    )
 
 
 def adjust_xsr(preset: str, data_dir: str | None) -> SweepSpec:
     """Tatoeba retrieval with the encoder itself: original vs adjusted (no fine-tuning, so no
     continual learning: Eq. 2 needs a task loss). XSR has no English queries: the report
     selects on `dev/pooled/mrr` (the dev pairs of every language); the test is the t-test."""
-    points = spaces.adjustment_points(SMOKE_ADJUSTMENT if preset == "smoke" else spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING)[:2]
+    points = spaces.adjustment_points(
+        SMOKE_ADJUSTMENT if preset == "smoke" else spaces.ADJUSTMENT_PAPER_SETTING,
+        spaces.CONTINUAL_PAPER_SETTING,
+    )[:2]
     if preset == "smoke":
         data_dir = _require_data_dir("XSR", data_dir)
-        base = {**SMOKE_TRAINING, "task": "xsr", "data_source": "local", "data_dir": data_dir, "target_langs": ["vi", "de", "es"],
-                "parallel_data": f"{data_dir}/parallel", "max_eval_examples": 400}
-        return SweepSpec("adjust_xsr", base, points, seeds=[0, 1], preset=preset, selection_metric="dev/pooled/mrr")
+        base = {
+            **SMOKE_TRAINING,
+            "task": "xsr",
+            "data_source": "local",
+            "data_dir": data_dir,
+            "target_langs": ["vi", "de", "es"],
+            "parallel_data": f"{data_dir}/parallel",
+            "max_eval_examples": 400,
+        }
+        return SweepSpec(
+            "adjust_xsr",
+            base,
+            points,
+            seeds=[0, 1],
+            preset=preset,
+            selection_metric="dev/pooled/mrr",
+        )
     base = {**PAPER_TRAINING, **PAPER_PARALLEL, "task": "xsr", "target_langs": list(XSR_TARGETS)}
     base.update(_data_settings(data_dir, default_source="hub"))
-    return SweepSpec("adjust_xsr", base, points, seeds=[1, 2, 3, 4, 5], preset=preset, selection_metric="dev/pooled/mrr")
+    return SweepSpec(
+        "adjust_xsr",
+        base,
+        points,
+        seeds=[1, 2, 3, 4, 5],
+        preset=preset,
+        selection_metric="dev/pooled/mrr",
+    )
 
 
 def adjust_qa(preset: str, data_dir: str | None) -> SweepSpec:
     """Extractive QA: trained on English, evaluated on XQuAD, MLQA, TyDiQA-GoldP (and XQuAD's
     cross-lingual directions); the paper's test on F1 is the paired t-test."""
-    points = spaces.adjustment_points(SMOKE_ADJUSTMENT if preset == "smoke" else spaces.ADJUSTMENT_PAPER_SETTING, spaces.CONTINUAL_PAPER_SETTING)
+    points = spaces.adjustment_points(
+        SMOKE_ADJUSTMENT if preset == "smoke" else spaces.ADJUSTMENT_PAPER_SETTING,
+        spaces.CONTINUAL_PAPER_SETTING,
+    )
     if preset == "smoke":
         data_dir = _require_data_dir("QA", data_dir)
         # Offline training on the English TyDiQA-GoldP train file; tiny sizes keep a trial short.
-        base = {**SMOKE_TRAINING, "task": "qa", "data_source": "local", "data_dir": data_dir, "target_langs": ["vi", "es"],
-                "parallel_data": f"{data_dir}/parallel", "max_seq_length": 128, "max_train_examples": 200, "max_eval_examples": 30, "epochs": 2.0}
+        base = {
+            **SMOKE_TRAINING,
+            "task": "qa",
+            "data_source": "local",
+            "data_dir": data_dir,
+            "target_langs": ["vi", "es"],
+            "parallel_data": f"{data_dir}/parallel",
+            "max_seq_length": 128,
+            "max_train_examples": 200,
+            "max_eval_examples": 30,
+            "epochs": 2.0,
+        }
         return SweepSpec("adjust_qa", base, points, seeds=[0, 1], preset=preset)
     # XTREME's QA budget for mBERT: lr 3e-5, batch 32 (we keep 32), 2 epochs, length 384 (windows overlap by 128).
-    base = {**PAPER_TRAINING, **PAPER_PARALLEL, "task": "qa", "target_langs": ["ar", "de", "es", "hi", "ru", "vi", "zh"],
-            "learning_rate": 3e-5, "max_seq_length": 384, "epochs": 2.0}
+    base = {
+        **PAPER_TRAINING,
+        **PAPER_PARALLEL,
+        "task": "qa",
+        "target_langs": ["ar", "de", "es", "hi", "ru", "vi", "zh"],
+        "learning_rate": 3e-5,
+        "max_seq_length": 384,
+        "epochs": 2.0,
+    }
     base.update(_data_settings(data_dir, default_source="hub"))
     return SweepSpec("adjust_qa", base, points, seeds=[1, 2, 3, 4, 5], preset=preset)
 
 
 XSR_TARGETS = ("ar", "de", "es", "fr", "hi", "ru", "vi", "zh")
 
-PRESETS = {"ear_xnli": ear_xnli, "robust_xnli": robust_xnli, "robust_pawsx": robust_pawsx, "ear_pawsx": ear_pawsx, "adjust_xnli": adjust_xnli, "adjust_ner": adjust_ner, "adjust_xsr": adjust_xsr, "adjust_qa": adjust_qa}
+PRESETS = {
+    "ear_xnli": ear_xnli,
+    "robust_xnli": robust_xnli,
+    "robust_pawsx": robust_pawsx,
+    "ear_pawsx": ear_pawsx,
+    "adjust_xnli": adjust_xnli,
+    "adjust_ner": adjust_ner,
+    "adjust_xsr": adjust_xsr,
+    "adjust_qa": adjust_qa,
+}

@@ -9,7 +9,9 @@ from xlt_core.errors import ConfigError
 DEFAULT_CPUS = 1.0
 
 
-def trial_resources(cpus_per_trial: float | None, trials_per_gpu: int | None, cluster: Mapping[str, float]) -> dict[str, float]:
+def trial_resources(
+    cpus_per_trial: float | None, trials_per_gpu: int | None, cluster: Mapping[str, float]
+) -> dict[str, float]:
     """Ray resources of one trial.
 
     Without `trials_per_gpu`: `cpus_per_trial` CPUs (default 1) and no GPU. With it, each
@@ -25,12 +27,22 @@ def trial_resources(cpus_per_trial: float | None, trials_per_gpu: int | None, cl
     cpu = cpus_per_trial
     if cpu is None:
         gpus = cluster.get("GPU", 0.0)
-        cpu = max(DEFAULT_CPUS, int(cluster.get("CPU", 0.0) / gpus / trials_per_gpu)) if gpus else DEFAULT_CPUS
+        cpu = (
+            max(DEFAULT_CPUS, int(cluster.get("CPU", 0.0) / gpus / trials_per_gpu))
+            if gpus
+            else DEFAULT_CPUS
+        )
     return {"cpu": cpu, "gpu": 1.0 / trials_per_gpu}
 
 
-def check_gpus_present(trials_per_gpu: int | None, cluster: Mapping[str, float], joined_cluster: bool) -> None:
+def check_gpus_present(
+    trials_per_gpu: int | None, cluster: Mapping[str, float], joined_cluster: bool
+) -> None:
     """A local Ray without GPUs would leave GPU trials pending forever: refuse it. A cluster
     that was joined may still start GPU workers (autoscaling), so it is not checked."""
     if trials_per_gpu is not None and not joined_cluster and not cluster.get("GPU"):
-        raise ConfigError("--trials-per-gpu", trials_per_gpu, "a Ray with GPUs (this local Ray has none; drop the flag to run on CPUs, or give --address of a GPU cluster)")
+        raise ConfigError(
+            "--trials-per-gpu",
+            trials_per_gpu,
+            "a Ray with GPUs (this local Ray has none; drop the flag to run on CPUs, or give --address of a GPU cluster)",
+        )

@@ -54,7 +54,11 @@ class SweepOptions:
 def expand_trials(spec: SweepSpec) -> list[TrialConfig]:
     """Every trial of the grid, validated: each point with each seed (seeds are paired
     across configurations, the baseline included). Raises ConfigError on the first bad value."""
-    return [TrialConfig.from_dict({**spec.base, **point, "seed": seed}) for point in spec.points for seed in spec.seeds]
+    return [
+        TrialConfig.from_dict({**spec.base, **point, "seed": seed})
+        for point in spec.points
+        for seed in spec.seeds
+    ]
 
 
 def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
@@ -70,7 +74,9 @@ def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
     if spec.strategy == search.PHASE_SEARCH:
         search.search_ranges(spec)
         if not search.baseline_points(spec):
-            raise ConfigError("--strategy", "search", "a sweep with a baseline configuration to re-run in phase 2")
+            raise ConfigError(
+                "--strategy", "search", "a sweep with a baseline configuration to re-run in phase 2"
+            )
     return trials
 
 
@@ -83,7 +89,11 @@ def _read_local_data(trials: list[TrialConfig]) -> None:
     for trial in trials:
         if trial.data_source != "local":
             continue
-        for split, lang in [("train", trial.source_lang), ("dev", trial.source_lang), *(("test", lang) for lang in (trial.source_lang, *trial.target_langs))]:
+        for split, lang in [
+            ("train", trial.source_lang),
+            ("dev", trial.source_lang),
+            *(("test", lang) for lang in (trial.source_lang, *trial.target_langs)),
+        ]:
             if (trial.data_dir, split, lang) not in seen:
                 load_split(trial, split, lang)
                 seen.add((trial.data_dir, split, lang))
@@ -94,7 +104,19 @@ def _read_local_data(trials: list[TrialConfig]) -> None:
 
 def sweep_key(spec: SweepSpec) -> str:
     """A hash of everything that defines the sweep: `--resume` only continues the same sweep."""
-    fields = {name: getattr(spec, name) for name in ("experiment", "preset", "strategy", "base", "points", "seeds", "search_trials", "top_k")}
+    fields = {
+        name: getattr(spec, name)
+        for name in (
+            "experiment",
+            "preset",
+            "strategy",
+            "base",
+            "points",
+            "seeds",
+            "search_trials",
+            "top_k",
+        )
+    }
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -108,36 +130,71 @@ def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
     resumed = None
     if options.resume:
         experiment = client.get_experiment_by_name(spec.experiment)
-        resumed = tracking.find_resumable_parent(client, experiment.experiment_id, key) if experiment else None
+        resumed = (
+            tracking.find_resumable_parent(client, experiment.experiment_id, key)
+            if experiment
+            else None
+        )
     if options.resume and resumed is None:
-        raise ConfigError("--resume", True, f"an interrupted sweep with these settings in experiment {spec.experiment} at {options.tracking_uri}; there is none (run without --resume to start it)")
+        raise ConfigError(
+            "--resume",
+            True,
+            f"an interrupted sweep with these settings in experiment {spec.experiment} at {options.tracking_uri}; there is none (run without --resume to start it)",
+        )
 
     experiment_id = tracking.ensure_experiment(client, spec.experiment, options.tracking_uri)
     with _ray_session(options.address) as cluster:
         resources = trial_resources(spec.cpus_per_trial, options.trials_per_gpu, cluster)
-        check_gpus_present(options.trials_per_gpu, cluster, joined_cluster=bool(options.address or os.environ.get("RAY_ADDRESS")))
+        check_gpus_present(
+            options.trials_per_gpu,
+            cluster,
+            joined_cluster=bool(options.address or os.environ.get("RAY_ADDRESS")),
+        )
         if resumed is not None:
             parent_run_id, tags = resumed.info.run_id, resumed.data.tags
             client.update_run(parent_run_id, status="RUNNING")
-            print(f"Resuming sweep {spec.experiment}: parent run {parent_run_id}, stage {tags[tracking.STAGE_TAG]}", flush=True)
+            print(
+                f"Resuming sweep {spec.experiment}: parent run {parent_run_id}, stage {tags[tracking.STAGE_TAG]}",
+                flush=True,
+            )
         else:
             parent_run_id, tags = _start_parent(client, experiment_id, spec, options, key)
         phases = _Phases(spec, options, client, experiment_id, parent_run_id, tags, resources)
         try:
             results, failed = phases.run()
         except SweepInterrupted:
-            tracking.with_retries(lambda: client.set_terminated(parent_run_id, status="KILLED"), options.tracking_wait_s, "parent run")
+            tracking.with_retries(
+                lambda: client.set_terminated(parent_run_id, status="KILLED"),
+                options.tracking_wait_s,
+                "parent run",
+            )
             raise
 
-    finished = sum(1 for result in results if result.error is None and not (result.metrics or {}).get("failure"))
-    tracking.with_retries(lambda: _close_parent(client, parent_run_id, finished), options.tracking_wait_s, "parent run")
-    print(f"{finished} of {len(results)} trials of the reported phase finished; {failed} trials failed in all", flush=True)
+    finished = sum(
+        1
+        for result in results
+        if result.error is None and not (result.metrics or {}).get("failure")
+    )
+    tracking.with_retries(
+        lambda: _close_parent(client, parent_run_id, finished),
+        options.tracking_wait_s,
+        "parent run",
+    )
+    print(
+        f"{finished} of {len(results)} trials of the reported phase finished; {failed} trials failed in all",
+        flush=True,
+    )
     if finished == 0:
         return max(failed, 1)
     from analysis.report import format_summary, report_sweep
 
     report = tracking.with_retries(
-        lambda: report_sweep(options.tracking_uri, spec.experiment, parent_run_id, out_dir=str(Path(REPORTS) / spec.experiment / parent_run_id)),
+        lambda: report_sweep(
+            options.tracking_uri,
+            spec.experiment,
+            parent_run_id,
+            out_dir=str(Path(REPORTS) / spec.experiment / parent_run_id),
+        ),
         options.tracking_wait_s,
         "report",
     )
@@ -164,17 +221,37 @@ class _Phases:
     def run(self):
         """Results of the reported phase and the number of failed trials of all phases."""
         if self.spec.strategy == search.PHASE_GRID:
-            results = self._fit(search.PHASE_GRID, self._grid_tuner(search.PHASE_GRID, self.spec.points))
+            results = self._fit(
+                search.PHASE_GRID, self._grid_tuner(search.PHASE_GRID, self.spec.points)
+            )
             return results, _count_failed(results)
         failed = 0
         if self.tags[tracking.STAGE_TAG] == search.PHASE_SEARCH:
             phase1 = self._fit(search.PHASE_SEARCH, self._search_tuner())
             failed += _count_failed(phase1)
-            search.record_study(phase1, search.search_ranges(self.spec), self.tags[OPTUNA_STORAGE_TAG], self.tags["optuna_study"])
-            points = [*search.baseline_points(self.spec), *search.top_configurations(phase1, self.spec.top_k)]
-            tracking.set_tags(self.client, self.parent_run_id, {FINAL_POINTS_TAG: json.dumps(points), tracking.STAGE_TAG: search.PHASE_FINAL})
+            search.record_study(
+                phase1,
+                search.search_ranges(self.spec),
+                self.tags[OPTUNA_STORAGE_TAG],
+                self.tags["optuna_study"],
+            )
+            points = [
+                *search.baseline_points(self.spec),
+                *search.top_configurations(phase1, self.spec.top_k),
+            ]
+            tracking.set_tags(
+                self.client,
+                self.parent_run_id,
+                {FINAL_POINTS_TAG: json.dumps(points), tracking.STAGE_TAG: search.PHASE_FINAL},
+            )
             self.tags = {**self.tags, FINAL_POINTS_TAG: json.dumps(points)}
-            print("Phase 2 re-runs over every seed: " + "; ".join(TrialConfig.from_dict({**self.spec.base, **p}).config_label() for p in points), flush=True)
+            print(
+                "Phase 2 re-runs over every seed: "
+                + "; ".join(
+                    TrialConfig.from_dict({**self.spec.base, **p}).config_label() for p in points
+                ),
+                flush=True,
+            )
         else:
             failed += _count_failed(self._restored_results(search.PHASE_SEARCH))
         points = json.loads(self.tags[FINAL_POINTS_TAG])
@@ -212,8 +289,17 @@ class _Phases:
         path = self._path(phase)
         if not tune.Tuner.can_restore(path):
             return None
-        print(f"Restoring phase {phase} from {path}: finished trials are kept, unfinished ones continue from their checkpoints", flush=True)
-        return tune.Tuner.restore(path, self._trainable(), resume_unfinished=True, resume_errored=False, restart_errored=False)
+        print(
+            f"Restoring phase {phase} from {path}: finished trials are kept, unfinished ones continue from their checkpoints",
+            flush=True,
+        )
+        return tune.Tuner.restore(
+            path,
+            self._trainable(),
+            resume_unfinished=True,
+            resume_errored=False,
+            restart_errored=False,
+        )
 
     def _restored_results(self, phase: str):
         tuner = self._restorable(phase)
@@ -225,7 +311,12 @@ class _Phases:
         restored = self._restorable(phase)
         if restored is not None:
             return restored
-        space = {**self.common, "point": tune.grid_search(points), "seed": tune.grid_search(self.spec.seeds), "phase": phase}
+        space = {
+            **self.common,
+            "point": tune.grid_search(points),
+            "seed": tune.grid_search(self.spec.seeds),
+            "phase": phase,
+        }
         return tune.Tuner(self._trainable(), param_space=space, run_config=self._run_config(phase))
 
     def _search_tuner(self):
@@ -245,12 +336,21 @@ class _Phases:
             study_name=self.tags[tracking.RAY_NAME_TAG],
             seed=self.spec.seeds[0],
         )
-        scheduler = ASHAScheduler(time_attr="training_iteration", metric=search.METRIC, mode=search.MODE, max_t=search.asha_max_t(self.spec), grace_period=1, reduction_factor=2)
+        scheduler = ASHAScheduler(
+            time_attr="training_iteration",
+            metric=search.METRIC,
+            mode=search.MODE,
+            max_t=search.asha_max_t(self.spec),
+            grace_period=1,
+            reduction_factor=2,
+        )
         space = {**self.common, "seed": self.spec.seeds[0], "phase": search.PHASE_SEARCH}
         return tune.Tuner(
             self._trainable(),
             param_space=space,
-            tune_config=tune.TuneConfig(search_alg=searcher, scheduler=scheduler, num_samples=self.spec.search_trials),
+            tune_config=tune.TuneConfig(
+                search_alg=searcher, scheduler=scheduler, num_samples=self.spec.search_trials
+            ),
             run_config=self._run_config(search.PHASE_SEARCH),
         )
 
@@ -261,7 +361,9 @@ class _Phases:
         self._relog(results)
         unfinished = sum(1 for status in statuses.values() if status not in ("TERMINATED", "ERROR"))
         if unfinished:
-            raise SweepInterrupted(f"phase {phase} was interrupted with {unfinished} trials unfinished")
+            raise SweepInterrupted(
+                f"phase {phase} was interrupted with {unfinished} trials unfinished"
+            )
         return results
 
     def _close_stopped_trials(self, results, statuses: dict[str, str]) -> None:
@@ -270,8 +372,17 @@ class _Phases:
 
         for result in results:
             metrics = result.metrics or {}
-            if result.error is None and "trial_id" in metrics and not metrics.get(TRIAL_COMPLETE) and statuses[result.path] == "TERMINATED":
-                tracking.with_retries(lambda: self._mark_stopped(metrics), self.options.tracking_wait_s, "stopped trial")
+            if (
+                result.error is None
+                and "trial_id" in metrics
+                and not metrics.get(TRIAL_COMPLETE)
+                and statuses[result.path] == "TERMINATED"
+            ):
+                tracking.with_retries(
+                    lambda: self._mark_stopped(metrics),
+                    self.options.tracking_wait_s,
+                    "stopped trial",
+                )
 
     def _mark_stopped(self, metrics: dict) -> None:
         runs = self.client.search_runs(
@@ -281,7 +392,13 @@ class _Phases:
         )
         for run in runs:
             if run.info.status == "RUNNING":
-                tracking.set_tags(self.client, run.info.run_id, {"stopped_early": f"ASHA after {metrics.get('training_iteration')} evaluations"})
+                tracking.set_tags(
+                    self.client,
+                    run.info.run_id,
+                    {
+                        "stopped_early": f"ASHA after {metrics.get('training_iteration')} evaluations"
+                    },
+                )
                 self.client.set_terminated(run.info.run_id, status="KILLED")
 
     def _relog(self, results) -> None:
@@ -291,12 +408,19 @@ class _Phases:
         for result in results:
             if (result.metrics or {}).get(MLFLOW_LOGGED) is False and result.checkpoint is not None:
                 run_id, directory = result.metrics[MLFLOW_RUN_ID], result.checkpoint.to_directory()
-                print(f"Logging the results of trial run {run_id} from its Ray checkpoint", flush=True)
-                tracking.with_retries(lambda: tracking.log_trial_results(self.client, run_id, directory), self.options.tracking_wait_s, "trial results")
+                print(
+                    f"Logging the results of trial run {run_id} from its Ray checkpoint", flush=True
+                )
+                tracking.with_retries(
+                    lambda: tracking.log_trial_results(self.client, run_id, directory),
+                    self.options.tracking_wait_s,
+                    "trial results",
+                )
 
 
-
-def _start_parent(client, experiment_id: str, spec: SweepSpec, options: SweepOptions, key: str) -> tuple[str, dict]:
+def _start_parent(
+    client, experiment_id: str, spec: SweepSpec, options: SweepOptions, key: str
+) -> tuple[str, dict]:
     run_name = f"{spec.experiment}-{spec.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
     tags = {
         "mlflow.runName": run_name,
@@ -309,7 +433,13 @@ def _start_parent(client, experiment_id: str, spec: SweepSpec, options: SweepOpt
     }
     if spec.strategy == search.PHASE_SEARCH:
         # Phase 1 is written there as an Optuna study when it ends: `optuna-dashboard sqlite:///optuna.db`.
-        tags.update({REPORT_PHASE_TAG: search.PHASE_FINAL, OPTUNA_STORAGE_TAG: f"sqlite:///{Path(OPTUNA_DB).resolve()}", "optuna_study": run_name})
+        tags.update(
+            {
+                REPORT_PHASE_TAG: search.PHASE_FINAL,
+                OPTUNA_STORAGE_TAG: f"sqlite:///{Path(OPTUNA_DB).resolve()}",
+                "optuna_study": run_name,
+            }
+        )
     params = {
         "preset": spec.preset,
         "strategy": spec.strategy,
@@ -318,14 +448,25 @@ def _start_parent(client, experiment_id: str, spec: SweepSpec, options: SweepOpt
         "log_models": spec.log_models,
         "seeds": ",".join(map(str, spec.seeds)),
         "n_configurations": len(spec.points),
-        **({"search_trials": spec.search_trials, "top_k": spec.top_k} if spec.strategy == search.PHASE_SEARCH else {"n_trials": len(spec.points) * len(spec.seeds)}),
+        **(
+            {"search_trials": spec.search_trials, "top_k": spec.top_k}
+            if spec.strategy == search.PHASE_SEARCH
+            else {"n_trials": len(spec.points) * len(spec.seeds)}
+        ),
         "trials_per_gpu": options.trials_per_gpu,
         "max_failures": options.max_failures,
         **{f"base.{k}": v for k, v in spec.base.items()},
     }
     parent_run_id = tracking.start_parent_run(client, experiment_id, params=params, tags=tags)
-    what = f"{len(spec.points)} configurations x {len(spec.seeds)} seeds" if spec.strategy == search.PHASE_GRID else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline x {len(spec.seeds)} seeds"
-    print(f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; MLflow {options.tracking_uri}, parent run {parent_run_id}", flush=True)
+    what = (
+        f"{len(spec.points)} configurations x {len(spec.seeds)} seeds"
+        if spec.strategy == search.PHASE_GRID
+        else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline x {len(spec.seeds)} seeds"
+    )
+    print(
+        f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; MLflow {options.tracking_uri}, parent run {parent_run_id}",
+        flush=True,
+    )
     return parent_run_id, tags
 
 
@@ -359,7 +500,9 @@ def _absolute_storage(path: str) -> str:
 
 
 def _count_failed(results) -> int:
-    return sum(1 for result in results if result.error is not None or (result.metrics or {}).get("failure"))
+    return sum(
+        1 for result in results if result.error is not None or (result.metrics or {}).get("failure")
+    )
 
 
 def _statuses(results) -> dict[str, str]:
@@ -369,6 +512,12 @@ def _statuses(results) -> dict[str, str]:
 
 def _code_version() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True, cwd=Path(__file__).parent).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=Path(__file__).parent,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

@@ -28,7 +28,9 @@ METRIC, MODE = DEV_CURVE, "max"
 
 def searched_methods(spec: SweepSpec) -> list[str]:
     """The methods with hyperparameters among the sweep's points (the baseline has none)."""
-    return sorted({point["method"] for point in spec.points if METHOD_HYPERPARAMETERS[point["method"]]})
+    return sorted(
+        {point["method"] for point in spec.points if METHOD_HYPERPARAMETERS[point["method"]]}
+    )
 
 
 def baseline_points(spec: SweepSpec) -> list[dict]:
@@ -42,7 +44,11 @@ def search_ranges(spec: SweepSpec) -> dict[str, dict[str, tuple]]:
     ranges: dict[str, dict[str, tuple]] = {}
     for method in searched_methods(spec):
         if method not in SEARCH_RANGES:
-            raise ConfigError("--strategy", "search", f"a method with search ranges in sweeps/spaces.py SEARCH_RANGES ({', '.join(sorted(SEARCH_RANGES))}); {method} has none")
+            raise ConfigError(
+                "--strategy",
+                "search",
+                f"a method with search ranges in sweeps/spaces.py SEARCH_RANGES ({', '.join(sorted(SEARCH_RANGES))}); {method} has none",
+            )
         ranges[method] = {}
         # Each value is checked within one of the sweep's own (valid) points of the method.
         context = {**spec.base, **next(point for point in spec.points if point["method"] == method)}
@@ -52,9 +58,17 @@ def search_ranges(spec: SweepSpec) -> dict[str, dict[str, tuple]]:
             values = bounds[1] if bounds[0] == "choice" else bounds[1:3]
             valid = [value for value in values if _valid({**context, name: value})]
             if bounds[0] == "choice" and not valid:
-                raise ConfigError(name, ",".join(map(str, values)), f"at least one value that fits the model (method {method})")
+                raise ConfigError(
+                    name,
+                    ",".join(map(str, values)),
+                    f"at least one value that fits the model (method {method})",
+                )
             if bounds[0] == "float" and len(valid) < 2:
-                raise ConfigError(name, f"{bounds[1]}..{bounds[2]}", f"a range whose ends are both valid (method {method})")
+                raise ConfigError(
+                    name,
+                    f"{bounds[1]}..{bounds[2]}",
+                    f"a range whose ends are both valid (method {method})",
+                )
             ranges[method][name] = ("choice", tuple(valid)) if bounds[0] == "choice" else bounds
     _check_shared_names(ranges)
     return ranges
@@ -84,13 +98,19 @@ def starting_points(spec: SweepSpec, ranges: Mapping[str, Mapping[str, tuple]]) 
     points = []
     for point in spec.points:
         method_ranges = ranges.get(point["method"])
-        values = TrialConfig.from_dict({**spec.base, **point}).hyperparameters()  # defaults filled in
-        if method_ranges is not None and all(_in_range(values[name], bounds) for name, bounds in method_ranges.items()):
+        values = TrialConfig.from_dict(
+            {**spec.base, **point}
+        ).hyperparameters()  # defaults filled in
+        if method_ranges is not None and all(
+            _in_range(values[name], bounds) for name, bounds in method_ranges.items()
+        ):
             points.append({f"point/{key}": value for key, value in values.items()})
     return points
 
 
-def record_study(results, ranges: Mapping[str, Mapping[str, tuple]], storage: str, study_name: str) -> int:
+def record_study(
+    results, ranges: Mapping[str, Mapping[str, tuple]], storage: str, study_name: str
+) -> int:
     """Write phase 1 as an Optuna study in `storage` (e.g. sqlite:///optuna.db) for
     `optuna-dashboard`: finished trials COMPLETE with their dev score, trials ASHA stopped
     PRUNED with their curve, failed ones FAIL. The searcher itself keeps its study in memory,
@@ -103,24 +123,34 @@ def record_study(results, ranges: Mapping[str, Mapping[str, tuple]], storage: st
 
     if study_name in optuna.get_all_study_names(storage):
         optuna.delete_study(study_name=study_name, storage=storage)
-    study = optuna.create_study(study_name=study_name, storage=storage, direction="maximize" if MODE == "max" else "minimize")
+    study = optuna.create_study(
+        study_name=study_name,
+        storage=storage,
+        direction="maximize" if MODE == "max" else "minimize",
+    )
     written = 0
     for result in results:
         metrics, point = result.metrics or {}, result.config["point"]
-        curve = result.metrics_dataframe[METRIC].dropna() if result.metrics_dataframe is not None and METRIC in result.metrics_dataframe else []
+        curve = (
+            result.metrics_dataframe[METRIC].dropna()
+            if result.metrics_dataframe is not None and METRIC in result.metrics_dataframe
+            else []
+        )
         if result.error is not None or metrics.get(FAILURE):
             state, value = optuna.trial.TrialState.FAIL, None
         elif metrics.get(TRIAL_COMPLETE):
             state, value = optuna.trial.TrialState.COMPLETE, metrics[METRIC]
         else:
             state, value = optuna.trial.TrialState.PRUNED, None
-        study.add_trial(optuna.trial.create_trial(
-            params={f"point/{name}": value for name, value in point.items()},
-            distributions=_distributions(ranges, point),
-            value=value,
-            state=state,
-            intermediate_values={int(step): float(v) for step, v in enumerate(curve, start=1)},
-        ))
+        study.add_trial(
+            optuna.trial.create_trial(
+                params={f"point/{name}": value for name, value in point.items()},
+                distributions=_distributions(ranges, point),
+                value=value,
+                state=state,
+                intermediate_values={int(step): float(v) for step, v in enumerate(curve, start=1)},
+            )
+        )
         written += 1
     return written
 
@@ -131,9 +161,13 @@ def _distributions(ranges: Mapping[str, Mapping[str, tuple]], point: Mapping) ->
     distributions = {"point/method": optuna.distributions.CategoricalDistribution(sorted(ranges))}
     for name, bounds in ranges[point["method"]].items():
         if bounds[0] == "choice":
-            distributions[f"point/{name}"] = optuna.distributions.CategoricalDistribution(list(bounds[1]))
+            distributions[f"point/{name}"] = optuna.distributions.CategoricalDistribution(
+                list(bounds[1])
+            )
         else:
-            distributions[f"point/{name}"] = optuna.distributions.FloatDistribution(bounds[1], bounds[2], step=bounds[3])
+            distributions[f"point/{name}"] = optuna.distributions.FloatDistribution(
+                bounds[1], bounds[2], step=bounds[3]
+            )
     return distributions
 
 
@@ -146,13 +180,26 @@ def top_configurations(results, k: int) -> list[dict]:
     ranked = []
     for result in results:
         metrics = result.metrics or {}
-        if result.error is not None or metrics.get(FAILURE) or result.metrics_dataframe is None or METRIC not in result.metrics_dataframe:
+        if (
+            result.error is not None
+            or metrics.get(FAILURE)
+            or result.metrics_dataframe is None
+            or METRIC not in result.metrics_dataframe
+        ):
             continue
         best = result.metrics_dataframe[METRIC].max()
         if math.isfinite(best):
-            ranked.append((bool(metrics.get(TRIAL_COMPLETE)), metrics[METRIC] if metrics.get(TRIAL_COMPLETE) else best, result.config["point"]))
+            ranked.append(
+                (
+                    bool(metrics.get(TRIAL_COMPLETE)),
+                    metrics[METRIC] if metrics.get(TRIAL_COMPLETE) else best,
+                    result.config["point"],
+                )
+            )
     if not ranked:
-        raise RuntimeError("no phase-1 trial produced an English dev score; nothing to re-run in phase 2")
+        raise RuntimeError(
+            "no phase-1 trial produced an English dev score; nothing to re-run in phase 2"
+        )
     ranked.sort(key=lambda item: (item[0], item[1]), reverse=True)
     return unique([point for _, _, point in ranked])[:k]
 
@@ -186,4 +233,8 @@ def _check_shared_names(ranges: Mapping[str, Mapping[str, tuple]]) -> None:
     for method, names in ranges.items():
         for name, bounds in names.items():
             if seen.setdefault(name, bounds) != bounds:
-                raise ConfigError(name, bounds, f"the same search range in every method that has it ({method} differs)")
+                raise ConfigError(
+                    name,
+                    bounds,
+                    f"the same search range in every method that has it ({method} differs)",
+                )

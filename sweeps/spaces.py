@@ -51,7 +51,11 @@ RS_DA_M = {"xnli": 3, "pawsx": 10}
 
 def robust_paper_points(m: int) -> list[dict]:
     """ADV and RS-RP at every epsilon of the grid, RS-DA (released variant) with m copies."""
-    points = [{"method": method, "epsilon": epsilon} for method in ("adv", "rs_rp") for epsilon in ROBUST_EPSILONS]
+    points = [
+        {"method": method, "epsilon": epsilon}
+        for method in ("adv", "rs_rp")
+        for epsilon in ROBUST_EPSILONS
+    ]
     return points + [{"method": "rs_da", "m": m, "rs_da_variant": "released"}]
 
 
@@ -59,12 +63,19 @@ def robust_smoke_points(epsilon: float = 0.001, m: int = 2) -> list[dict]:
     """One point per robust method for CPU minutes: the grid's smallest radius (the tiny
     model's word embeddings start at std 0.02, and an adversarial L-inf step of 0.01 per
     coordinate keeps it at chance) and 2 copies instead of 3 (RS-DA's epochs grow with m)."""
-    return [{"method": "adv", "epsilon": epsilon}, {"method": "rs_rp", "epsilon": epsilon}, {"method": "rs_da", "m": m, "rs_da_variant": "released"}]
+    return [
+        {"method": "adv", "epsilon": epsilon},
+        {"method": "rs_rp", "epsilon": epsilon},
+        {"method": "rs_da", "m": m, "rs_da_variant": "released"},
+    ]
 
 
 def with_setting(points: list[dict], key: str, value) -> list[dict]:
     """Every point whose method has hyperparameter `key` set to `value` (e.g. EAR's m=10)."""
-    return [{**point, key: value} if key in METHOD_HYPERPARAMETERS[point["method"]] else point for point in points]
+    return [
+        {**point, key: value} if key in METHOD_HYPERPARAMETERS[point["method"]] else point
+        for point in points
+    ]
 
 
 def override_axis(points: list[dict], key: str, value) -> list[dict]:
@@ -73,7 +84,11 @@ def override_axis(points: list[dict], key: str, value) -> list[dict]:
     is refused: it would silently change nothing."""
     methods = sorted({point["method"] for point in points})
     if not any(key in METHOD_HYPERPARAMETERS[method] for method in methods):
-        raise ConfigError(key, value, f"a hyperparameter of this sweep's methods ({', '.join(methods)}); {key} belongs to {', '.join(m for m, names in METHOD_HYPERPARAMETERS.items() if key in names)}")
+        raise ConfigError(
+            key,
+            value,
+            f"a hyperparameter of this sweep's methods ({', '.join(methods)}); {key} belongs to {', '.join(m for m, names in METHOD_HYPERPARAMETERS.items() if key in names)}",
+        )
     return unique(with_setting(points, key, value))
 
 
@@ -89,11 +104,19 @@ def unique(points: list[dict]) -> list[dict]:
 
 # Efimov et al. 2023: the original model (fine-tuned as is), the adjusted model, and the
 # adjusted model fine-tuned with the continual alignment loss (alpha = 0.01).
-ADJUSTMENT_PAPER_SETTING = {"adjust_epochs": 1.0, "adjust_learning_rate": 5e-5, "adjust_reg_weight": 1.0}
+ADJUSTMENT_PAPER_SETTING = {
+    "adjust_epochs": 1.0,
+    "adjust_learning_rate": 5e-5,
+    "adjust_reg_weight": 1.0,
+}
 CONTINUAL_PAPER_SETTING = {"continual_alpha": 0.01, "continual_reg_weight": 0.01}
 
 
 def adjustment_points(adjust: dict, continual: dict) -> list[dict]:
     """Baseline, adjusted, adjusted + continual: every point names its hyperparameters so
     that `--set adjust_learning_rate=...` fixes that axis in both adjusted points."""
-    return [BASELINE, {"method": "adjusted", **adjust}, {"method": "adjusted_continual", **adjust, **continual}]
+    return [
+        BASELINE,
+        {"method": "adjusted", **adjust},
+        {"method": "adjusted_continual", **adjust, **continual},
+    ]

@@ -61,15 +61,27 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0) -> None:
         try:
             requests.get(uri.rstrip("/") + "/health", timeout=timeout_s).raise_for_status()
         except requests.exceptions.RequestException as error:
-            raise ConfigError("--tracking-uri", uri, f"an MLflow tracking server that answers (GET /health: {type(error).__name__})") from None
+            raise ConfigError(
+                "--tracking-uri",
+                uri,
+                f"an MLflow tracking server that answers (GET /health: {type(error).__name__})",
+            ) from None
     elif uri.startswith("sqlite:///"):
         path = Path(uri.removeprefix("sqlite:///"))
         if not path.parent.is_dir():
-            raise ConfigError("--tracking-uri", uri, f"a SQLite file in an existing directory ({path.parent} does not exist)")
+            raise ConfigError(
+                "--tracking-uri",
+                uri,
+                f"a SQLite file in an existing directory ({path.parent} does not exist)",
+            )
         if path.is_file() and path.stat().st_size:
             _check_mlflow_database(path, uri)
     elif uri.startswith("file:") or "://" not in uri:
-        raise ConfigError("--tracking-uri", uri, "sqlite:///path/to/mlflow.db or http(s)://host:port (MLflow 3.17 refuses a plain directory store)")
+        raise ConfigError(
+            "--tracking-uri",
+            uri,
+            "sqlite:///path/to/mlflow.db or http(s)://host:port (MLflow 3.17 refuses a plain directory store)",
+        )
 
 
 def _check_mlflow_database(path: Path, uri: str) -> None:
@@ -81,7 +93,9 @@ def _check_mlflow_database(path: Path, uri: str) -> None:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
             connection.execute("select count(*) from experiments").fetchone()
     except sqlite3.DatabaseError as error:
-        raise ConfigError("--tracking-uri", uri, f"an MLflow SQLite database ({path}: {error})") from None
+        raise ConfigError(
+            "--tracking-uri", uri, f"an MLflow SQLite database ({path}: {error})"
+        ) from None
 
 
 def ensure_experiment(client: MlflowClient, name: str, tracking_uri: str) -> str:
@@ -91,17 +105,30 @@ def ensure_experiment(client: MlflowClient, name: str, tracking_uri: str) -> str
         return experiment.experiment_id
     artifact_location = None
     if tracking_uri.startswith("sqlite:///"):
-        artifact_location = (Path(tracking_uri.removeprefix("sqlite:///")).parent / "mlartifacts").as_uri()
+        artifact_location = (
+            Path(tracking_uri.removeprefix("sqlite:///")).parent / "mlartifacts"
+        ).as_uri()
     return client.create_experiment(name, artifact_location=artifact_location)
 
 
-def start_parent_run(client: MlflowClient, experiment_id: str, params: Mapping[str, object], tags: Mapping[str, str]) -> str:
-    run = client.create_run(experiment_id, tags={ROLE_TAG: "parent", **tags}, run_name=tags.get(MLFLOW_RUN_NAME))
+def start_parent_run(
+    client: MlflowClient, experiment_id: str, params: Mapping[str, object], tags: Mapping[str, str]
+) -> str:
+    run = client.create_run(
+        experiment_id, tags={ROLE_TAG: "parent", **tags}, run_name=tags.get(MLFLOW_RUN_NAME)
+    )
     log_params(client, run.info.run_id, params)
     return run.info.run_id
 
 
-def find_or_create_trial_run(client: MlflowClient, experiment_id: str, parent_run_id: str, trial_id: str, tags: Mapping[str, str], run_name: str) -> str:
+def find_or_create_trial_run(
+    client: MlflowClient,
+    experiment_id: str,
+    parent_run_id: str,
+    trial_id: str,
+    tags: Mapping[str, str],
+    run_name: str,
+) -> str:
     """The child run of this Ray trial: a restarted trial finds and reuses its run."""
     existing = client.search_runs(
         [experiment_id],
@@ -112,7 +139,12 @@ def find_or_create_trial_run(client: MlflowClient, experiment_id: str, parent_ru
         return existing[0].info.run_id
     run = client.create_run(
         experiment_id,
-        tags={MLFLOW_PARENT_RUN_ID: parent_run_id, ROLE_TAG: "trial", TRIAL_ID_TAG: trial_id, **tags},
+        tags={
+            MLFLOW_PARENT_RUN_ID: parent_run_id,
+            ROLE_TAG: "trial",
+            TRIAL_ID_TAG: trial_id,
+            **tags,
+        },
         run_name=run_name,
     )
     return run.info.run_id
@@ -124,7 +156,10 @@ def log_params(client: MlflowClient, run_id: str, params: Mapping[str, object]) 
 
 def log_metrics(client: MlflowClient, run_id: str, metrics: Mapping[str, float], step: int) -> None:
     timestamp = int(time.time() * 1000)
-    client.log_batch(run_id, metrics=[Metric(key, float(value), timestamp, step) for key, value in metrics.items()])
+    client.log_batch(
+        run_id,
+        metrics=[Metric(key, float(value), timestamp, step) for key, value in metrics.items()],
+    )
 
 
 def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None:
@@ -141,13 +176,21 @@ def find_resumable_parent(client: MlflowClient, experiment_id: str, sweep_key: s
     return next((run for run in runs if run.data.tags.get(COMPLETE_TAG) != "true"), None)
 
 
-def write_trial_results(directory: Path, metrics: Mapping[str, float], step: int, example_scores: Mapping[str, dict], pending_curves: list) -> None:
+def write_trial_results(
+    directory: Path,
+    metrics: Mapping[str, float],
+    step: int,
+    example_scores: Mapping[str, dict],
+    pending_curves: list,
+) -> None:
     """A finished trial's results as files (kept in its Ray checkpoint): final metrics at
     `step`, per-example scores, and curve points MLflow has not received yet."""
     (directory / PREDICTIONS_DIR).mkdir(parents=True, exist_ok=True)
     for key, payload in example_scores.items():
         (directory / PREDICTIONS_DIR / f"{key}.json").write_text(json.dumps(payload))
-    (directory / RESULTS_FILE).write_text(json.dumps({"metrics": dict(metrics), "step": step, "pending_curves": pending_curves}))
+    (directory / RESULTS_FILE).write_text(
+        json.dumps({"metrics": dict(metrics), "step": step, "pending_curves": pending_curves})
+    )
 
 
 def has_trial_results(directory: str | Path) -> bool:
@@ -177,7 +220,13 @@ def log_trial_results(client: MlflowClient, run_id: str, directory: str | Path) 
     client.set_terminated(run_id, status="FINISHED")
 
 
-def with_retries(action: Callable[[], T], deadline_s: float, what: str, first_wait_s: float = 1.0, max_wait_s: float = 30.0) -> T:
+def with_retries(
+    action: Callable[[], T],
+    deadline_s: float,
+    what: str,
+    first_wait_s: float = 1.0,
+    max_wait_s: float = 30.0,
+) -> T:
     """Run `action`, retrying with exponential backoff while the tracking server does not
     answer, until `deadline_s` seconds have passed (then the last error is raised)."""
     deadline, wait = time.monotonic() + deadline_s, first_wait_s
@@ -187,6 +236,9 @@ def with_retries(action: Callable[[], T], deadline_s: float, what: str, first_wa
         except TRACKING_ERRORS as error:
             if time.monotonic() + wait > deadline:
                 raise
-            print(f"tracking server not answering ({what}): {type(error).__name__}; retrying in {wait:.0f}s", flush=True)
+            print(
+                f"tracking server not answering ({what}): {type(error).__name__}; retrying in {wait:.0f}s",
+                flush=True,
+            )
             time.sleep(wait)
             wait = min(2 * wait, max_wait_s)

@@ -41,12 +41,17 @@ class RayMlflowReporter:
         # Curve points MLflow has not taken yet (tracking server unreachable); Ray has them.
         self.pending: list[list] = []
 
-    def report(self, step: int, metrics: Mapping[str, float], checkpoint_dir: str | None = None) -> None:
+    def report(
+        self, step: int, metrics: Mapping[str, float], checkpoint_dir: str | None = None
+    ) -> None:
         self.pending.append([step, dict(metrics)])
         self.flush()
         checkpoint = tune.Checkpoint.from_directory(checkpoint_dir) if checkpoint_dir else None
         tune.report(dict(metrics), checkpoint=checkpoint)
-        print(f"[{self.label}] step {step}: train/loss={metrics['train/loss']:.4f} {DEV_CURVE}={metrics[DEV_CURVE]:.4f}", flush=True)
+        print(
+            f"[{self.label}] step {step}: train/loss={metrics['train/loss']:.4f} {DEV_CURVE}={metrics[DEV_CURVE]:.4f}",
+            flush=True,
+        )
 
     def flush(self) -> None:
         """Send the pending curve points; on a tracking outage keep them for later."""
@@ -56,7 +61,10 @@ class RayMlflowReporter:
                 tracking.log_metrics(self.client, self.run_id, metrics, step)
                 self.pending.pop(0)
         except tracking.TRACKING_ERRORS as error:
-            print(f"[{self.label}] tracking server not answering ({type(error).__name__}); {len(self.pending)} curve points kept", flush=True)
+            print(
+                f"[{self.label}] tracking server not answering ({type(error).__name__}); {len(self.pending)} curve points kept",
+                flush=True,
+            )
 
     def latest_checkpoint(self) -> str | None:
         checkpoint = tune.get_checkpoint()
@@ -75,23 +83,48 @@ def run_tracked_trial(space: dict) -> None:
         space["experiment_id"],
         space["parent_run_id"],
         trial_id=tune.get_context().get_trial_id(),
-        tags={"method": config.method, "config_key": config.config_key(), "config_label": config.config_label(), "phase": space["phase"]},
+        tags={
+            "method": config.method,
+            "config_key": config.config_key(),
+            "config_label": config.config_label(),
+            "phase": space["phase"],
+        },
         run_name=label,
     )
     dev_key = config.selection_metric()
     run = client.get_run(run_id)
     if run.info.status == "FINISHED":
         # Finished and logged, but the driver died before Tune recorded it: report, don't redo.
-        metrics = {key: value for key, value in run.data.metrics.items() if not key.startswith("train/")}
-        tune.report({**metrics, DEV_CURVE: metrics[dev_key], TRIAL_COMPLETE: True, MLFLOW_LOGGED: True, MLFLOW_RUN_ID: run_id})
+        metrics = {
+            key: value for key, value in run.data.metrics.items() if not key.startswith("train/")
+        }
+        tune.report(
+            {
+                **metrics,
+                DEV_CURVE: metrics[dev_key],
+                TRIAL_COMPLETE: True,
+                MLFLOW_LOGGED: True,
+                MLFLOW_RUN_ID: run_id,
+            }
+        )
         return
     checkpoint = tune.get_checkpoint()
     # Where this attempt runs; `resumed_from_checkpoint` marks a restarted trial.
-    tracking.set_tags(client, run_id, {"ray_node_id": ray.get_runtime_context().get_node_id(), "device": _device_name(), "resumed_from_checkpoint": checkpoint is not None})
+    tracking.set_tags(
+        client,
+        run_id,
+        {
+            "ray_node_id": ray.get_runtime_context().get_node_id(),
+            "device": _device_name(),
+            "resumed_from_checkpoint": checkpoint is not None,
+        },
+    )
     tracking.log_params(client, run_id, _flat_params(config))
     if checkpoint is not None:
         directory = checkpoint.to_directory()
-        if tracking.has_trial_results(directory):  # trained and evaluated before: only logging is left
+        if tracking.has_trial_results(
+            directory
+        ):  # trained and evaluated before: only logging is left
             _finish(client, run_id, label, Path(directory), dev_key)
             return
     reporter = RayMlflowReporter(client, run_id, label)
@@ -100,7 +133,9 @@ def run_tracked_trial(space: dict) -> None:
         # Output folders are set on a copy, so the run's config key stays the configuration's.
         trial_config = dataclasses.replace(
             config,
-            save_model_dir=str(results_dir / tracking.MODEL_DIR) if space.get("log_model") else None,
+            save_model_dir=str(results_dir / tracking.MODEL_DIR)
+            if space.get("log_model")
+            else None,
             probing_dir=str(results_dir / tracking.PROBING_DIR),
         )
         try:
@@ -109,14 +144,27 @@ def run_tracked_trial(space: dict) -> None:
             _record_failure(client, run_id, error)
             # From the same checkpoint it would diverge again: end the trial rather than raise
             # (which FailureConfig would retry). NaN tells the searcher the trial failed.
-            tune.report({DEV_CURVE: math.nan, FAILURE: f"{type(error).__name__}: {error}", TRIAL_COMPLETE: True, MLFLOW_RUN_ID: run_id})
+            tune.report(
+                {
+                    DEV_CURVE: math.nan,
+                    FAILURE: f"{type(error).__name__}: {error}",
+                    TRIAL_COMPLETE: True,
+                    MLFLOW_RUN_ID: run_id,
+                }
+            )
             return
         except Exception as error:
             _record_failure(client, run_id, error)
             traceback.print_exc()
             raise
-        final = {**result.metrics, "train/best_step": result.best_step, "train/seconds": result.train_seconds}
-        tracking.write_trial_results(results_dir, final, result.best_step, result.example_scores, reporter.pending)
+        final = {
+            **result.metrics,
+            "train/best_step": result.best_step,
+            "train/seconds": result.train_seconds,
+        }
+        tracking.write_trial_results(
+            results_dir, final, result.best_step, result.example_scores, reporter.pending
+        )
         _finish(client, run_id, label, results_dir, dev_key)
 
 
@@ -127,25 +175,52 @@ def _finish(client: MlflowClient, run_id: str, label: str, directory: Path, dev_
         tracking.log_trial_results(client, run_id, directory)
         logged = True
     except tracking.TRACKING_ERRORS as error:
-        print(f"[{label}] tracking server not answering ({type(error).__name__}); results kept in the Ray checkpoint", flush=True)
+        print(
+            f"[{label}] tracking server not answering ({type(error).__name__}); results kept in the Ray checkpoint",
+            flush=True,
+        )
         logged = False
     metrics = tracking.read_trial_metrics(directory)
-    print(f"[{label}] finished: " + ", ".join(f"{k}={v:.3f}" for k, v in sorted(metrics.items()) if not k.startswith("train/")), flush=True)
+    print(
+        f"[{label}] finished: "
+        + ", ".join(
+            f"{k}={v:.3f}" for k, v in sorted(metrics.items()) if not k.startswith("train/")
+        ),
+        flush=True,
+    )
     # The curve's last value is the selected model's dev score (what ASHA and Optuna rank by).
-    tune.report({**metrics, DEV_CURVE: metrics[dev_key], TRIAL_COMPLETE: True, MLFLOW_LOGGED: logged, MLFLOW_RUN_ID: run_id}, checkpoint=tune.Checkpoint.from_directory(str(directory)))
+    tune.report(
+        {
+            **metrics,
+            DEV_CURVE: metrics[dev_key],
+            TRIAL_COMPLETE: True,
+            MLFLOW_LOGGED: logged,
+            MLFLOW_RUN_ID: run_id,
+        },
+        checkpoint=tune.Checkpoint.from_directory(str(directory)),
+    )
 
 
 def _record_failure(client: MlflowClient, run_id: str, error: Exception) -> None:
     try:
-        tracking.set_tags(client, run_id, {tracking.FAILURE_TAG: f"{type(error).__name__}: {error}"[:4000]})
+        tracking.set_tags(
+            client, run_id, {tracking.FAILURE_TAG: f"{type(error).__name__}: {error}"[:4000]}
+        )
         client.set_terminated(run_id, status="FAILED")
     except tracking.TRACKING_ERRORS:
-        print(f"could not record the failure on run {run_id}: tracking server not answering", flush=True)
+        print(
+            f"could not record the failure on run {run_id}: tracking server not answering",
+            flush=True,
+        )
 
 
 def _device_name() -> str:
     gpu_ids = ray.get_gpu_ids()
-    return f"cuda (Ray GPU {','.join(map(str, gpu_ids))})" if gpu_ids and torch.cuda.is_available() else "cpu"
+    return (
+        f"cuda (Ray GPU {','.join(map(str, gpu_ids))})"
+        if gpu_ids and torch.cuda.is_available()
+        else "cpu"
+    )
 
 
 def _flat_params(config: TrialConfig) -> dict:

@@ -11,7 +11,18 @@ from mlflow.tracking import MlflowClient
 
 SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "ear_xnli.py"
 # The smallest sweep that still trains and evaluates: seconds per trial on one core.
-TINY = ["--set", "epochs=1", "--set", "max_train_examples=200", "--set", "max_eval_examples=50", "--set", "tiny_layers=2", "--set", "layer=2"]
+TINY = [
+    "--set",
+    "epochs=1",
+    "--set",
+    "max_train_examples=200",
+    "--set",
+    "max_eval_examples=50",
+    "--set",
+    "tiny_layers=2",
+    "--set",
+    "layer=2",
+]
 # One EAR configuration besides the baseline.
 ONE_EAR = ["--set", "alpha=1", "--set", "beta=0.1"]
 
@@ -20,7 +31,14 @@ def start_script(cwd, *args, env=None) -> subprocess.Popen:
     """The sweep script in its own session, so that it and what it starts can be stopped
     together; its output goes to `driver.log` in `cwd` (a pipe nobody reads would block it)."""
     log = open(Path(cwd) / "driver.log", "a")
-    return subprocess.Popen([sys.executable, str(SCRIPT), *args], cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, str(SCRIPT), *args],
+        cwd=cwd,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
 
 
 def wait_for(condition, timeout_s: float, what: str, interval_s: float = 0.5):
@@ -39,13 +57,17 @@ def child_runs(uri: str, experiment: str = "ear_xnli"):
     found = client.get_experiment_by_name(experiment)
     if found is None:
         return []
-    return client.search_runs([found.experiment_id], filter_string="tags.`xlt.role` = 'trial'", max_results=1000)
+    return client.search_runs(
+        [found.experiment_id], filter_string="tags.`xlt.role` = 'trial'", max_results=1000
+    )
 
 
 def parent_runs(uri: str, experiment: str = "ear_xnli"):
     client = MlflowClient(uri)
     found = client.get_experiment_by_name(experiment)
-    return client.search_runs([found.experiment_id], filter_string="tags.`xlt.role` = 'parent'", max_results=100)
+    return client.search_runs(
+        [found.experiment_id], filter_string="tags.`xlt.role` = 'parent'", max_results=100
+    )
 
 
 def processes_mentioning(marker: str) -> list[int]:
@@ -67,7 +89,11 @@ def kill_driver(process: subprocess.Popen, ray_tmpdir: str) -> None:
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
     try:
-        wait_for(lambda: not processes_mentioning(ray_tmpdir), 60, "the killed driver's Ray processes to exit")
+        wait_for(
+            lambda: not processes_mentioning(ray_tmpdir),
+            60,
+            "the killed driver's Ray processes to exit",
+        )
     except AssertionError:
         leftovers = processes_mentioning(ray_tmpdir)
         for pid in leftovers:
@@ -75,11 +101,19 @@ def kill_driver(process: subprocess.Popen, ray_tmpdir: str) -> None:
         raise AssertionError(f"Ray processes outlived the killed driver: {leftovers}")
 
 
-def run_smoke_sweep(name: str, workdir: Path, *args: str, timeout: int = 600) -> tuple[str, subprocess.CompletedProcess]:
+def run_smoke_sweep(
+    name: str, workdir: Path, *args: str, timeout: int = 600
+) -> tuple[str, subprocess.CompletedProcess]:
     """`sweeps/<name>.py --preset smoke` in `workdir`, tracked in its own SQLite store there;
     fails the test unless it exits 0. Returns the tracking URI and the finished process."""
     uri = f"sqlite:///{Path(workdir) / 'mlflow.db'}"
     script = Path(__file__).resolve().parents[1] / "sweeps" / f"{name}.py"
-    completed = subprocess.run([sys.executable, str(script), "--preset", "smoke", "--tracking-uri", uri, *args], cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    completed = subprocess.run(
+        [sys.executable, str(script), "--preset", "smoke", "--tracking-uri", uri, *args],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     return uri, completed

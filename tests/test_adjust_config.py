@@ -15,21 +15,36 @@ from xlt_core.errors import ConfigError
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("values, field", [
-    ({"method": "adjusted"}, "parallel_data"),
-    ({"method": "adjusted_continual", "parallel_data": "synthetic", "continual_alpha": -1}, "continual_alpha"),
-    ({"method": "adjusted", "parallel_data": "synthetic", "adjust_learning_rate": 0}, "adjust_learning_rate"),
-])
+@pytest.mark.parametrize(
+    "values, field",
+    [
+        ({"method": "adjusted"}, "parallel_data"),
+        (
+            {"method": "adjusted_continual", "parallel_data": "synthetic", "continual_alpha": -1},
+            "continual_alpha",
+        ),
+        (
+            {"method": "adjusted", "parallel_data": "synthetic", "adjust_learning_rate": 0},
+            "adjust_learning_rate",
+        ),
+    ],
+)
 def test_bad_adjustment_settings_are_refused(values, field):
     with pytest.raises(ConfigError, match=f"invalid setting {field}="):
         TrialConfig.from_dict(values)
 
 
 def test_parallel_data_must_cover_a_target_language():
-    config = TrialConfig.from_dict({"method": "adjusted", "parallel_data": "synthetic", "target_langs": "es"})
+    config = TrialConfig.from_dict(
+        {"method": "adjusted", "parallel_data": "synthetic", "target_langs": "es"}
+    )
     check_parallel(config)  # synthetic pairs English with es, de, ru
     with pytest.raises(ConfigError, match="parallel_data"):
-        check_parallel(TrialConfig.from_dict({"method": "adjusted", "parallel_data": "synthetic", "target_langs": "vi"}))
+        check_parallel(
+            TrialConfig.from_dict(
+                {"method": "adjusted", "parallel_data": "synthetic", "target_langs": "vi"}
+            )
+        )
 
 
 def test_adjust_presets_pair_three_methods_over_the_same_seeds(tmp_path):
@@ -43,6 +58,12 @@ def test_adjust_presets_pair_three_methods_over_the_same_seeds(tmp_path):
 
 
 def test_ner_smoke_needs_a_data_dir():
-    completed = subprocess.run([sys.executable, str(ROOT / "sweeps" / "adjust_ner.py"), "--preset", "smoke"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "sweeps" / "adjust_ner.py"), "--preset", "smoke"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert completed.returncode == 2
     assert "invalid setting --data-dir=None" in completed.stderr

@@ -8,8 +8,20 @@ from mlflow.tracking import MlflowClient
 from sweep_helpers import run_smoke_sweep
 
 # The smoke grid (finetune, adjusted, adjusted_continual x seeds 0, 1) at tiny sizes.
-FAST = ["--set", "epochs=1", "--set", "evals_per_epoch=1", "--set", "max_train_examples=300", "--set", "max_eval_examples=100",
-        "--set", "parallel_max_sentences=300", "--set", "target_langs=es,de"]
+FAST = [
+    "--set",
+    "epochs=1",
+    "--set",
+    "evals_per_epoch=1",
+    "--set",
+    "max_train_examples=300",
+    "--set",
+    "max_eval_examples=100",
+    "--set",
+    "parallel_max_sentences=300",
+    "--set",
+    "target_langs=es,de",
+]
 PROBED_STATES = {
     "finetune": {"original", "finetuned"},
     "adjusted": {"original", "adjusted", "adjusted_finetuned"},
@@ -21,7 +33,9 @@ PROBED_STATES = {
 def sweep(tmp_path_factory):
     uri, _ = run_smoke_sweep("adjust_xnli", tmp_path_factory.mktemp("adjust_sweep"), *FAST)
     client = MlflowClient(uri)
-    runs = client.search_runs([client.get_experiment_by_name("adjust_xnli").experiment_id], max_results=100)
+    runs = client.search_runs(
+        [client.get_experiment_by_name("adjust_xnli").experiment_id], max_results=100
+    )
     return client, runs
 
 
@@ -35,7 +49,11 @@ def test_every_method_ran_the_same_seeds(sweep):
     for run in children(runs):
         assert run.info.status == "FINISHED"
         seeds.setdefault(run.data.params["method"], set()).add(run.data.params["seed"])
-    assert seeds == {"finetune": {"0", "1"}, "adjusted": {"0", "1"}, "adjusted_continual": {"0", "1"}}
+    assert seeds == {
+        "finetune": {"0", "1"},
+        "adjusted": {"0", "1"},
+        "adjusted_continual": {"0", "1"},
+    }
 
 
 def test_adjustment_brings_aligned_words_closer(sweep):
@@ -46,18 +64,28 @@ def test_adjustment_brings_aligned_words_closer(sweep):
         metrics = run.data.metrics
         assert metrics["adjust/aligned_distance_after"] < metrics["adjust/aligned_distance_before"]
         # the probe's held-out pairs are the adjustment's: the same mean distance
-        assert metrics["probing/adjusted_related_l2"] == pytest.approx(metrics["adjust/aligned_distance_after"], rel=1e-4)
+        assert metrics["probing/adjusted_related_l2"] == pytest.approx(
+            metrics["adjust/aligned_distance_after"], rel=1e-4
+        )
 
 
 def test_parent_report_compares_the_three_methods(sweep, tmp_path):
     client, runs = sweep
     parent = next(run for run in runs if run.data.tags.get("xlt.role") == "parent")
-    report = Path(client.download_artifacts(parent.info.run_id, "report/report.md", str(tmp_path))).read_text()
+    report = Path(
+        client.download_artifacts(parent.info.run_id, "report/report.md", str(tmp_path))
+    ).read_text()
     # the test table: one row per method, one column per language, side by side
     table = report.split("## test accuracy (%)")[1].split("## ")[0]
     rows = [line for line in table.splitlines() if line.startswith("| ")]
-    assert rows[0].startswith("| Configuration | Seeds | en |") and " de |" in rows[0] and " es |" in rows[0]
-    methods = [row.split("|")[1].strip().replace("**Baseline:** ", "").split(" ")[0] for row in rows[2:]]
+    assert (
+        rows[0].startswith("| Configuration | Seeds | en |")
+        and " de |" in rows[0]
+        and " es |" in rows[0]
+    )
+    methods = [
+        row.split("|")[1].strip().replace("**Baseline:** ", "").split(" ")[0] for row in rows[2:]
+    ]
     assert sorted(methods) == ["adjusted", "adjusted_continual", "finetune"]
     assert "significance test: `ttest`" in report
 
@@ -65,5 +93,8 @@ def test_parent_report_compares_the_three_methods(sweep, tmp_path):
 def test_each_trial_logs_the_histograms_of_its_model_states(sweep):
     client, runs = sweep
     for run in children(runs):
-        logged = {Path(artifact.path).stem for artifact in client.list_artifacts(run.info.run_id, "probing")}
+        logged = {
+            Path(artifact.path).stem
+            for artifact in client.list_artifacts(run.info.run_id, "probing")
+        }
         assert logged == PROBED_STATES[run.data.params["method"]]

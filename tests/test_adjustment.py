@@ -41,11 +41,25 @@ def test_alignment_losses_match_a_hand_computation():
     pairs = hand_pairs()
     align, reg = alignment_losses(encoder, frozen, make_batch(pairs, [0, 1], pad_id=0))
     linked = [(0, 0, 2), (0, 1, 0), (1, 0, 0)]  # (pair, source word, target word)
-    source = torch.stack([word_vector(encoder, pairs.source_ids[k], pairs.source_spans[k][i]) for k, i, _ in linked])
-    target = torch.stack([word_vector(encoder, pairs.target_ids[k], pairs.target_spans[k][j]) for k, _, j in linked])
+    source = torch.stack(
+        [word_vector(encoder, pairs.source_ids[k], pairs.source_spans[k][i]) for k, i, _ in linked]
+    )
+    target = torch.stack(
+        [word_vector(encoder, pairs.target_ids[k], pairs.target_spans[k][j]) for k, _, j in linked]
+    )
     every_source_word = [(0, 0), (0, 1), (1, 0)]
-    current = torch.stack([word_vector(encoder, pairs.source_ids[k], pairs.source_spans[k][i]) for k, i in every_source_word])
-    original = torch.stack([word_vector(frozen, pairs.source_ids[k], pairs.source_spans[k][i]) for k, i in every_source_word])
+    current = torch.stack(
+        [
+            word_vector(encoder, pairs.source_ids[k], pairs.source_spans[k][i])
+            for k, i in every_source_word
+        ]
+    )
+    original = torch.stack(
+        [
+            word_vector(frozen, pairs.source_ids[k], pairs.source_spans[k][i])
+            for k, i in every_source_word
+        ]
+    )
     assert align.item() == pytest.approx(((source - target) ** 2).mean().item(), rel=1e-5)
     assert reg.item() == pytest.approx(((current - original) ** 2).mean().item(), rel=1e-5)
     # a frozen copy of the encoder itself gives no regularisation
@@ -66,11 +80,22 @@ def test_continual_objective_adds_weighted_alignment_parts():
 
     model, frozen = Head(), tiny_encoder(40, seed=1)
     pairs = hand_pairs()
-    objective = ContinualAlignment(ConstantTask(), pairs, frozen, alpha=0.5, reg_weight=3.0, pad_id=0, seed=0, pairs_per_step=16)
+    objective = ContinualAlignment(
+        ConstantTask(),
+        pairs,
+        frozen,
+        alpha=0.5,
+        reg_weight=3.0,
+        pad_id=0,
+        seed=0,
+        pairs_per_step=16,
+    )
     loss, parts = objective.loss(model, {})
     align, reg = alignment_losses(model.base_model, frozen, make_batch(pairs, [0, 1], pad_id=0))
     assert set(parts) == {"ce", "align", "reg"}
-    assert parts["align"].item() == pytest.approx(align.item(), rel=1e-5)  # both pairs sampled (16 > 2)
+    assert parts["align"].item() == pytest.approx(
+        align.item(), rel=1e-5
+    )  # both pairs sampled (16 > 2)
     assert loss.item() == pytest.approx(2.0 + 0.5 * align.item() + 3.0 * reg.item(), rel=1e-5)
 
 
@@ -87,7 +112,19 @@ def run_adjustment(synthetic_pairs, reg_weight):
     train, held_out, tokenizer = synthetic_pairs
     encoder = tiny_encoder(len(tokenizer))
     frozen = copy.deepcopy(encoder)
-    metrics = adjust(encoder, frozen, train, held_out, tokenizer.pad_token_id, epochs=2, learning_rate=1e-3, batch_size=16, reg_weight=reg_weight, seed=0, device=CPU)
+    metrics = adjust(
+        encoder,
+        frozen,
+        train,
+        held_out,
+        tokenizer.pad_token_id,
+        epochs=2,
+        learning_rate=1e-3,
+        batch_size=16,
+        reg_weight=reg_weight,
+        seed=0,
+        device=CPU,
+    )
     return metrics
 
 
@@ -95,6 +132,9 @@ def test_adjustment_pulls_aligned_words_together_and_the_regulariser_bounds_drif
     regularised = run_adjustment(synthetic_pairs, reg_weight=1.0)
     free = run_adjustment(synthetic_pairs, reg_weight=0.0)
     for metrics in (regularised, free):
-        assert metrics["adjust/aligned_distance_after"] < 0.7 * metrics["adjust/aligned_distance_before"]
+        assert (
+            metrics["adjust/aligned_distance_after"]
+            < 0.7 * metrics["adjust/aligned_distance_before"]
+        )
     # held-out English vectors stay closer to the original model's with the regulariser
     assert regularised["adjust/source_drift"] < 0.8 * free["adjust/source_drift"]

@@ -55,7 +55,10 @@ def test_truncated_words_lose_their_links(tokenizer):
     corpus = ParallelCorpus("en", "fr", ("the cat sleeps",), ("le chat dort",))
     pairs = map_to_subwords(corpus, [[(0, 0), (1, 1), (2, 2)]], tokenizer, max_length=4)
     # [CLS] + two word pieces + [SEP]: at most the first words keep spans
-    assert all(pairs.source_spans[0][i] is not None and pairs.target_spans[0][j] is not None for i, j in pairs.links[0])
+    assert all(
+        pairs.source_spans[0][i] is not None and pairs.target_spans[0][j] is not None
+        for i, j in pairs.links[0]
+    )
     assert (2, 2) not in pairs.links[0]
 
 
@@ -86,7 +89,9 @@ def test_eflomal_aligns_the_synthetic_corpus_and_caches(tokenizer, tmp_path):
         right += sum(lexicon[source[i]] == target[j] for i, j in links)
         total += len(links)
     assert right / total > 0.8
-    assert list((tmp_path / "aligned").glob("*.pt")) and list((tmp_path / "alignments").glob("*.pt"))
+    assert list((tmp_path / "aligned").glob("*.pt")) and list(
+        (tmp_path / "alignments").glob("*.pt")
+    )
     again = aligned_pairs(corpus, tokenizer, 64, tmp_path)
     assert again == pairs
 

@@ -10,8 +10,13 @@ rejects at 0.05 in 5% ± 2% of them; a planted gain must be detected.
 import numpy as np
 import pytest
 
-from analysis.stats import (bootstrap_ci_batch, bootstrap_ttest_batch, entity_f1,
-                            permutation_test_batch, ttest_batch)
+from analysis.stats import (
+    bootstrap_ci_batch,
+    bootstrap_ttest_batch,
+    entity_f1,
+    permutation_test_batch,
+    ttest_batch,
+)
 
 N_COMPARISONS = 2000
 N_SEEDS = 3
@@ -78,9 +83,11 @@ def test_permutation_on_entity_counts_is_calibrated_and_has_power():
         fp = rng.binomial(1, 0.2, size=(n, seeds, examples))
         return np.stack([tp, fp, 3 - tp], axis=-1).astype(float)
 
-    null = permutation_test_batch(counts(0.0), counts(0.0), n_iterations=RESAMPLES,
-                                  statistic=entity_f1)
+    null = permutation_test_batch(
+        counts(0.0), counts(0.0), n_iterations=RESAMPLES, statistic=entity_f1
+    )
     assert 0.03 <= np.mean(null.p_value < ALPHA) <= 0.07
-    planted = permutation_test_batch(counts(0.08), counts(0.0), n_iterations=RESAMPLES,
-                                     statistic=entity_f1)
+    planted = permutation_test_batch(
+        counts(0.08), counts(0.0), n_iterations=RESAMPLES, statistic=entity_f1
+    )
     assert np.mean(planted.p_value < ALPHA) >= 0.9

@@ -10,8 +10,14 @@ import pytest
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 
-from analysis.collect import (ExampleScores, collect_trials, example_artifact, metric_splits,
-                              parse_metric_key, split_languages)
+from analysis.collect import (
+    ExampleScores,
+    collect_trials,
+    example_artifact,
+    metric_splits,
+    parse_metric_key,
+    split_languages,
+)
 from analysis.registry import best_seed_run, register_champion
 from analysis.report import report_sweep
 from analysis.select import compare_configs, resolve_config
@@ -26,36 +32,69 @@ CONFIGS = {
     "ear alpha=1 beta=0.1 layer=6": ("ear", {"alpha": "1", "beta": "0.1", "layer": "6"}, 0.78),
     "ear alpha=0.1 beta=1 layer=6": ("ear", {"alpha": "0.1", "beta": "1", "layer": "6"}, 0.62),
 }
-KEYS = ("dev/en", "test/en", "test/es", "test/de", "test/en-es", "test/es-en", "test/es-es",
-        "mixed/es", "mixed/de")
+KEYS = (
+    "dev/en",
+    "test/en",
+    "test/es",
+    "test/de",
+    "test/en-es",
+    "test/es-en",
+    "test/es-es",
+    "mixed/es",
+    "mixed/de",
+)
 FEW_KEYS = ("dev/en", "test/en", "test/es")  # for the sweeps that check one thing
 
 
-def _make_sweep(root: Path, experiment: str, significance_test: str, with_counts: bool,
-                model_for: str | None, keys: tuple[str, ...] = KEYS):
+def _make_sweep(
+    root: Path,
+    experiment: str,
+    significance_test: str,
+    with_counts: bool,
+    model_for: str | None,
+    keys: tuple[str, ...] = KEYS,
+):
     uri = f"sqlite:///{root}/mlflow.db"
     client = MlflowClient(tracking_uri=uri)
-    experiment_id = client.create_experiment(experiment,
-                                             artifact_location=(root / experiment).as_uri())
+    experiment_id = client.create_experiment(
+        experiment, artifact_location=(root / experiment).as_uri()
+    )
     parent = client.create_run(experiment_id, tags={"xlt.role": "parent"}).info.run_id
-    client.log_batch(parent, params=[Param("significance_test", significance_test),
-                                     Param("base.task", "xnli"), Param("base.model", "tiny")])
+    client.log_batch(
+        parent,
+        params=[
+            Param("significance_test", significance_test),
+            Param("base.task", "xnli"),
+            Param("base.model", "tiny"),
+        ],
+    )
     rng = np.random.default_rng(0)
     difficulty = {key: rng.beta(2, 2, size=N) for key in keys}
     stored = {}
     for label, (method, params, skill) in CONFIGS.items():
         for seed in SEEDS:
-            run = client.create_run(experiment_id, tags={
-                "mlflow.parentRunId": parent, "xlt.role": "trial", "method": method,
-                "config_key": label.replace(" ", "_"), "config_label": label})
+            run = client.create_run(
+                experiment_id,
+                tags={
+                    "mlflow.parentRunId": parent,
+                    "xlt.role": "trial",
+                    "method": method,
+                    "config_key": label.replace(" ", "_"),
+                    "config_label": label,
+                },
+            )
             run_id = run.info.run_id
             metrics = []
             for key in keys:
                 split, lang = key.split("/")
                 chance = np.clip(difficulty[key] + skill - 0.5, 0, 1)
                 scores = (rng.uniform(size=N) < chance).astype(float)
-                payload = {"split": split, "lang": lang, "metric": "accuracy",
-                           "scores": scores.tolist()}
+                payload = {
+                    "split": split,
+                    "lang": lang,
+                    "metric": "accuracy",
+                    "scores": scores.tolist(),
+                }
                 value = scores.mean()
                 if with_counts:
                     tp = rng.binomial(2, chance)
@@ -66,10 +105,16 @@ def _make_sweep(root: Path, experiment: str, significance_test: str, with_counts
                 stored[label, seed, split, lang] = payload
                 metrics.append(Metric(f"{key}/{payload['metric']}", value, 0, 0))
                 client.log_dict(run_id, payload, example_artifact(split, lang))
-            all_params = {"method": method, "seed": str(seed), "epsilon": "none", "m": "1",
-                          **{axis: params.get(axis, "none") for axis in ("alpha", "beta", "layer")}}
-            client.log_batch(run_id, metrics=metrics,
-                             params=[Param(k, v) for k, v in all_params.items()])
+            all_params = {
+                "method": method,
+                "seed": str(seed),
+                "epsilon": "none",
+                "m": "1",
+                **{axis: params.get(axis, "none") for axis in ("alpha", "beta", "layer")},
+            }
+            client.log_batch(
+                run_id, metrics=metrics, params=[Param(k, v) for k, v in all_params.items()]
+            )
             if label == model_for:
                 model_dir = root / f"{experiment}-model-{seed}"
                 model_dir.mkdir()
@@ -126,8 +171,15 @@ def test_full_report_writes_tables_plots_and_registers_the_best_seed(accuracy_sw
     uri, client, parent, _ = accuracy_sweep
     report = report_sweep(uri, "ear_xnli", out_dir=str(tmp_path), reference="adjusted")
     out = {path.name for path in tmp_path.iterdir()}
-    assert {"report.md", "report.tex", "selected_config.json", "gains_test.png", "gains_mixed.png",
-            "transfer_heatmap.png", "hyperparameter_response.png"} <= out
+    assert {
+        "report.md",
+        "report.tex",
+        "selected_config.json",
+        "gains_test.png",
+        "gains_mixed.png",
+        "transfer_heatmap.png",
+        "hyperparameter_response.png",
+    } <= out
     for name in out:
         if name.endswith(".png"):
             assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -153,8 +205,9 @@ def test_full_report_writes_tables_plots_and_registers_the_best_seed(accuracy_sw
     assert report.registration.registered and report.registration.run_id == champion
     version = client.get_model_version_by_alias("ear_xnli", "champion")
     assert version.run_id == champion
-    local = mlflow.artifacts.download_artifacts(artifact_uri=version.source,
-                                                dst_path=str(tmp_path / "dl"))
+    local = mlflow.artifacts.download_artifacts(
+        artifact_uri=version.source, dst_path=str(tmp_path / "dl")
+    )
     seed = int(trials.loc[trials["run_id"] == champion, "seed"].iloc[0])
     assert json.loads((Path(local) / "config.json").read_text()) == {"seed": seed}
     assert "models:/ear_xnli@champion" in markdown
@@ -182,11 +235,13 @@ def test_missing_model_is_reported_not_registered(store, tmp_path):
 
 
 def test_permutation_sweep_tests_entity_f1_on_counts(store, tmp_path):
-    uri, client, parent, stored = _make_sweep(store, "adjust_ner", "permutation", True, None,
-                                           FEW_KEYS)
+    uri, client, parent, stored = _make_sweep(
+        store, "adjust_ner", "permutation", True, None, FEW_KEYS
+    )
     trials = collect_trials(client, parent)
-    table = compare_configs(ExampleScores(client), trials, BEST.replace(" ", "_"), "finetune",
-                            test="permutation")
+    table = compare_configs(
+        ExampleScores(client), trials, BEST.replace(" ", "_"), "finetune", test="permutation"
+    )
     row = table.set_index("lang").loc["es"]
     system = np.array([stored[BEST, seed, "test", "es"]["counts"] for seed in SEEDS])
     baseline = np.array([stored["finetune", seed, "test", "es"]["counts"] for seed in SEEDS])
@@ -196,7 +251,9 @@ def test_permutation_sweep_tests_entity_f1_on_counts(store, tmp_path):
     assert row["p_value"] == pytest.approx(expected.p_value, abs=1e-12)
     # the reported means are the pooled entity F1s the test compares
     assert row["system_mean"] == pytest.approx(entity_f1(system.sum(axis=(0, 1))), abs=1e-12)
-    assert row["system_mean"] - row["reference_mean"] == pytest.approx(expected.mean_difference, abs=1e-12)
+    assert row["system_mean"] - row["reference_mean"] == pytest.approx(
+        expected.mean_difference, abs=1e-12
+    )
     report = report_sweep(uri, "adjust_ner", out_dir=str(tmp_path / "out"), register=False)
     assert report.significance_test == "permutation"
     assert "### test f1 (%)" in report.markdown
@@ -205,20 +262,45 @@ def test_permutation_sweep_tests_entity_f1_on_counts(store, tmp_path):
 def test_published_rows_appear_where_task_and_model_match(accuracy_sweep, tmp_path):
     uri, _, _, _ = accuracy_sweep
     results = tmp_path / "published.json"
-    results.write_text(json.dumps({"papers": {"demo": "A test fixture, not a paper."}, "results": [
-        {"paper": "demo", "table": "Table 1", "task": "xnli", "model": "tiny",
-         "method": "finetune", "split": "test", "metric": "accuracy",
-         "scores": {"en": 81.0, "de": 70.0, "es": 74.0}},
-        {"paper": "demo", "table": "Table 1", "task": "xnli", "model": "mbert",
-         "method": "finetune", "split": "test", "metric": "accuracy", "scores": {"en": 1.0}}]}))
-    report = report_sweep(uri, "ear_xnli", out_dir=str(tmp_path / "out"), register=False,
-                          paper_results=results)
+    results.write_text(
+        json.dumps(
+            {
+                "papers": {"demo": "A test fixture, not a paper."},
+                "results": [
+                    {
+                        "paper": "demo",
+                        "table": "Table 1",
+                        "task": "xnli",
+                        "model": "tiny",
+                        "method": "finetune",
+                        "split": "test",
+                        "metric": "accuracy",
+                        "scores": {"en": 81.0, "de": 70.0, "es": 74.0},
+                    },
+                    {
+                        "paper": "demo",
+                        "table": "Table 1",
+                        "task": "xnli",
+                        "model": "mbert",
+                        "method": "finetune",
+                        "split": "test",
+                        "metric": "accuracy",
+                        "scores": {"en": 1.0},
+                    },
+                ],
+            }
+        )
+    )
+    report = report_sweep(
+        uri, "ear_xnli", out_dir=str(tmp_path / "out"), register=False, paper_results=results
+    )
     assert "| paper: finetune (demo, Table 1) | 81.0 | 70.0 | 74.0 | 75.0 |" in report.markdown
     assert "| 1.0 |" not in report.markdown
 
 
 def test_shipped_paper_results_file_is_well_formed():
     from analysis.papers import PAPER_RESULTS, load_paper_results
+
     content = json.loads(PAPER_RESULTS.read_text())
     assert set(content["papers"]) == {"huang2021", "ding2022", "efimov2023"}
     assert isinstance(load_paper_results(), list)
@@ -228,6 +310,7 @@ def test_sweep_cli_log_models_setting():
     from sweeps.cli import apply_overrides
     from sweeps.presets import PRESETS
     from xlt_core.errors import ConfigError
+
     assert PRESETS["ear_xnli"]("smoke", None).log_models is True
     paper = PRESETS["ear_xnli"]("paper", None)
     assert paper.log_models is False

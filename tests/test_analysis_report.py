@@ -17,8 +17,13 @@ from mlflow.entities import Metric, Param
 from scipy import stats
 
 from analysis.__main__ import main
-from analysis.collect import (AnalysisError, collect_trials, find_parent_run, load_example_scores,
-                              tidy_metrics)
+from analysis.collect import (
+    AnalysisError,
+    collect_trials,
+    find_parent_run,
+    load_example_scores,
+    tidy_metrics,
+)
 from analysis.report import report_sweep
 from analysis.select import compare_to_baseline, select_best
 
@@ -30,12 +35,21 @@ GOOD_LABEL = "ear alpha=1 beta=0.1 layer=6"
 WEAK_LABEL = "ear alpha=0.5 beta=0.1 layer=6"
 # Correct examples out of N_EXAMPLES for (seed 0, seed 1); the logged accuracy is count / N_EXAMPLES.
 CONFIGS = {
-    "finetune": ("finetune", {}, {"dev/en": (70, 72), "test/en": (68, 70),
-                                  "test/es": (60, 62), "test/de": (58, 60)}),
-    GOOD_LABEL: ("ear", {"alpha": "1", "beta": "0.1", "layer": "6", "m": "4"},
-                 {"dev/en": (85, 87), "test/en": (84, 86), "test/es": (80, 84), "test/de": (78, 80)}),
-    WEAK_LABEL: ("ear", {"alpha": "0.5", "beta": "0.1", "layer": "6", "m": "4"},
-                 {"dev/en": (72, 76), "test/en": (70, 72), "test/es": (61, 63), "test/de": (59, 61)}),
+    "finetune": (
+        "finetune",
+        {},
+        {"dev/en": (70, 72), "test/en": (68, 70), "test/es": (60, 62), "test/de": (58, 60)},
+    ),
+    GOOD_LABEL: (
+        "ear",
+        {"alpha": "1", "beta": "0.1", "layer": "6", "m": "4"},
+        {"dev/en": (85, 87), "test/en": (84, 86), "test/es": (80, 84), "test/de": (78, 80)},
+    ),
+    WEAK_LABEL: (
+        "ear",
+        {"alpha": "0.5", "beta": "0.1", "layer": "6", "m": "4"},
+        {"dev/en": (72, 76), "test/en": (70, 72), "test/es": (61, 63), "test/de": (59, 61)},
+    ),
 }
 
 
@@ -54,24 +68,42 @@ def _config_key(label: str) -> str:
 
 def _log_trial(client, experiment_id, parent_id, label, seed, rng, scores, status="FINISHED"):
     method, params, correct = CONFIGS.get(label, ("ear", {"alpha": "9"}, {"dev/en": (99, 99)}))
-    run = client.create_run(experiment_id, tags={
-        "mlflow.parentRunId": parent_id, "xlt.role": "trial", "method": method,
-        "config_key": _config_key(label), "config_label": label, "phase": "grid"})
+    run = client.create_run(
+        experiment_id,
+        tags={
+            "mlflow.parentRunId": parent_id,
+            "xlt.role": "trial",
+            "method": method,
+            "config_key": _config_key(label),
+            "config_label": label,
+            "phase": "grid",
+        },
+    )
     run_id = run.info.run_id
     now = int(time.time() * 1000)
     metrics = [Metric("train/loss", 0.5, now, 0)]
     for split_lang, counts in correct.items():
         split, lang = split_lang.split("/")
         example_scores = np.zeros(N_EXAMPLES)
-        example_scores[rng.permutation(N_EXAMPLES)[:counts[seed]]] = 1.0
+        example_scores[rng.permutation(N_EXAMPLES)[: counts[seed]]] = 1.0
         scores[(label, seed, split, lang)] = example_scores
         metrics.append(Metric(f"{split_lang}/accuracy", example_scores.mean(), now, 0))
-        client.log_dict(run_id, {"split": split, "lang": lang, "metric": "accuracy",
-                                 "scores": example_scores.tolist(), "predictions": [], "labels": []},
-                        f"predictions/{split}-{lang}.json")
+        client.log_dict(
+            run_id,
+            {
+                "split": split,
+                "lang": lang,
+                "metric": "accuracy",
+                "scores": example_scores.tolist(),
+                "predictions": [],
+                "labels": [],
+            },
+            f"predictions/{split}-{lang}.json",
+        )
     all_params = {"method": method, "seed": str(seed), **params}
-    client.log_batch(run_id, metrics=metrics,
-                     params=[Param(name, value) for name, value in all_params.items()])
+    client.log_batch(
+        run_id, metrics=metrics, params=[Param(name, value) for name, value in all_params.items()]
+    )
     client.set_terminated(run_id, status=status)
     return run_id
 
@@ -100,19 +132,30 @@ def sweep(tmp_path_factory) -> FakeSweep:
     _log_trial(client, experiment_id, newer.info.run_id, "ear alpha=9", 0, rng, {}, status="FAILED")
 
     odd = client.create_run(experiment_id)
-    client.log_dict(odd.info.run_id, {"split": "test", "lang": "es", "metric": "accuracy",
-                                      "scores": [1.0] * (N_EXAMPLES // 2)},
-                    "predictions/test-es.json")
+    client.log_dict(
+        odd.info.run_id,
+        {"split": "test", "lang": "es", "metric": "accuracy", "scores": [1.0] * (N_EXAMPLES // 2)},
+        "predictions/test-es.json",
+    )
     client.set_terminated(odd.info.run_id)
     return FakeSweep(tracking_uri, client, parent_id, scores, odd.info.run_id)
 
 
 def _trials_frame(dev_scores: dict[str, list[float]]) -> pd.DataFrame:
     """An in-memory trials table: config label -> dev/en accuracy per seed."""
-    rows = [{"run_id": f"{label}-{seed}", "config_key": _config_key(label), "config_label": label,
-             "method": label.split()[0], "seed": seed, "alpha": label.split("=")[-1],
-             "dev/en/accuracy": value}
-            for label, values in dev_scores.items() for seed, value in enumerate(values)]
+    rows = [
+        {
+            "run_id": f"{label}-{seed}",
+            "config_key": _config_key(label),
+            "config_label": label,
+            "method": label.split()[0],
+            "seed": seed,
+            "alpha": label.split("=")[-1],
+            "dev/en/accuracy": value,
+        }
+        for label, values in dev_scores.items()
+        for seed, value in enumerate(values)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -190,15 +233,22 @@ def test_report_sweep_writes_logs_and_tests(sweep, tmp_path):
     assert report.selection.config_label == GOOD_LABEL
     assert Path(report.markdown_path).read_text(encoding="utf-8") == report.markdown
     logged = {info.path for info in sweep.client.list_artifacts(sweep.parent_run_id, "report")}
-    assert logged == {"report/report.md", "report/report.tex", "report/selected_config.json",
-                      "report/gains_test.png", "report/hyperparameter_response.png"}
+    assert logged == {
+        "report/report.md",
+        "report/report.tex",
+        "report/selected_config.json",
+        "report/gains_test.png",
+        "report/hyperparameter_response.png",
+    }
 
     test_table = report.markdown.split("## test accuracy (%)")[1].split("##")[0]
     table_rows = [line for line in test_table.splitlines() if line.startswith("|")]
     assert table_rows[0] == "| Configuration | Seeds | en | de | es |"
     assert table_rows[2].startswith("| **Baseline:** finetune | 2 |")
     # GOOD_LABEL on test/es: accuracies 0.80 and 0.84 -> 82.0 ± 2.8 (sample std 2.83 points).
-    assert f"| {GOOD_LABEL} **(selected)** | 2 | 85.0 ± 1.4 | 79.0 ± 1.4 | 82.0 ± 2.8 |" in table_rows
+    assert (
+        f"| {GOOD_LABEL} **(selected)** | 2 | 85.0 ± 1.4 | 79.0 ± 1.4 | 82.0 ± 2.8 |" in table_rows
+    )
 
     selected = json.loads(Path(report.json_path).read_text(encoding="utf-8"))
     assert selected["config_label"] == GOOD_LABEL
@@ -208,7 +258,9 @@ def test_report_sweep_writes_logs_and_tests(sweep, tmp_path):
     assert list(comparison) == ["en", "de", "es"]
     for lang, row in comparison.items():
         system = np.mean([sweep.scores[(GOOD_LABEL, seed, "test", lang)] for seed in SEEDS], axis=0)
-        baseline = np.mean([sweep.scores[("finetune", seed, "test", lang)] for seed in SEEDS], axis=0)
+        baseline = np.mean(
+            [sweep.scores[("finetune", seed, "test", lang)] for seed in SEEDS], axis=0
+        )
         expected = stats.ttest_rel(system, baseline)
         assert row["p_value"] == pytest.approx(expected.pvalue, rel=1e-12)
         assert row["p_value"] < 0.05
@@ -244,10 +296,26 @@ def _subprocess_env() -> dict:
 def test_cli_reports_selected_configuration(sweep, tmp_path):
     out_dir = tmp_path / "cli"
     completed = subprocess.run(
-        [sys.executable, "-m", "analysis", "report", "--experiment", EXPERIMENT,
-         "--tracking-uri", sweep.tracking_uri, "--parent-run", sweep.parent_run_id,
-         "--out", str(out_dir)],
-        cwd=tmp_path, env=_subprocess_env(), capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "report",
+            "--experiment",
+            EXPERIMENT,
+            "--tracking-uri",
+            sweep.tracking_uri,
+            "--parent-run",
+            sweep.parent_run_id,
+            "--out",
+            str(out_dir),
+        ],
+        cwd=tmp_path,
+        env=_subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert completed.returncode == 0, completed.stderr
     assert f"Selected configuration: {GOOD_LABEL}" in completed.stdout
     assert str(out_dir / "report.md") in completed.stdout
@@ -256,10 +324,18 @@ def test_cli_reports_selected_configuration(sweep, tmp_path):
 
 
 def test_analysis_imports_neither_ray_nor_torch(tmp_path):
-    code = ("import sys, analysis.report, analysis.__main__; "
-            "print(sorted(m for m in ('ray', 'torch', 'xlt_core') if m in sys.modules))")
-    completed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_subprocess_env(),
-                               capture_output=True, text=True, timeout=120)
+    code = (
+        "import sys, analysis.report, analysis.__main__; "
+        "print(sorted(m for m in ('ray', 'torch', 'xlt_core') if m in sys.modules))"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=_subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
 
@@ -268,5 +344,8 @@ def test_parameters_line_leaves_out_settings_that_do_not_apply():
     from analysis.report import _format_params
 
     # Another method's hyperparameters are logged as `none` and collected as None.
-    assert _format_params({"alpha": 0.1, "beta": 1.0, "epsilon": None, "synonyms": None}) == "alpha=0.1, beta=1.0"
+    assert (
+        _format_params({"alpha": 0.1, "beta": 1.0, "epsilon": None, "synonyms": None})
+        == "alpha=0.1, beta=1.0"
+    )
     assert _format_params({"epsilon": None}) == "(none)"

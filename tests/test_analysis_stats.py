@@ -9,10 +9,8 @@ from scipy import stats
 from analysis.stats import paired_ttest
 
 # 2 seeds x 6 examples of 0/1 scores, chosen so the differences vary.
-SYSTEM = np.array([[1, 1, 0, 1, 1, 0],
-                   [1, 0, 1, 1, 1, 1]], dtype=float)
-BASELINE = np.array([[0, 1, 0, 0, 1, 0],
-                     [1, 0, 0, 0, 1, 1]], dtype=float)
+SYSTEM = np.array([[1, 1, 0, 1, 1, 0], [1, 0, 1, 1, 1, 1]], dtype=float)
+BASELINE = np.array([[0, 1, 0, 0, 1, 0], [1, 0, 0, 0, 1, 1]], dtype=float)
 
 
 def test_agrees_with_scipy_on_seed_averaged_scores():
@@ -29,7 +27,9 @@ def test_averages_over_seeds_per_example():
     baseline_means = np.array([0.5, 0.5, 0.0, 0.0, 1.0, 0.5])
     result = paired_ttest(SYSTEM, BASELINE)
     expected = stats.ttest_rel(system_means, baseline_means)
-    assert result.mean_difference == pytest.approx(np.mean(system_means - baseline_means), abs=1e-12)
+    assert result.mean_difference == pytest.approx(
+        np.mean(system_means - baseline_means), abs=1e-12
+    )
     assert result.mean_difference == pytest.approx(2.0 / 6.0, abs=1e-12)
     assert result.p_value == pytest.approx(expected.pvalue, abs=1e-12)
 
@@ -71,10 +71,19 @@ def test_one_dimensional_input_is_refused():
 
 # --------------------------------------------------------------------------- the suite
 
-from analysis.stats import (benjamini_hochberg, bootstrap_ci, bootstrap_ci_batch,  # noqa: E402
-                            bootstrap_ttest, bootstrap_ttest_batch, entity_f1, holm,
-                            permutation_test, permutation_test_batch, run_significance_test,
-                            ttest_batch)
+from analysis.stats import (
+    benjamini_hochberg,
+    bootstrap_ci,
+    bootstrap_ci_batch,  # noqa: E402
+    bootstrap_ttest,
+    bootstrap_ttest_batch,
+    entity_f1,
+    holm,
+    permutation_test,
+    permutation_test_batch,
+    run_significance_test,
+    ttest_batch,
+)
 
 RNG = np.random.default_rng(7)
 # 3 seeds x 40 examples of continuous scores with a small planted gain.
@@ -86,8 +95,12 @@ def test_permutation_agrees_with_scipy_exact_permutation_test():
     # 1 seed x 12 examples: scipy enumerates all 2^12 sign swaps exactly.
     system, baseline = CONT_SYS[:1, :12], CONT_BASE[:1, :12]
     expected = stats.permutation_test(
-        (system[0], baseline[0]), lambda x, y, axis: np.mean(x - y, axis=axis),
-        permutation_type="samples", n_resamples=np.inf, alternative="two-sided")
+        (system[0], baseline[0]),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        alternative="two-sided",
+    )
     result = permutation_test(system, baseline, n_iterations=20_000, seed=3)
     assert result.mean_difference == pytest.approx(expected.statistic, abs=1e-12)
     # Monte Carlo error of 20,000 iterations: sd <= 0.0036.
@@ -96,9 +109,14 @@ def test_permutation_agrees_with_scipy_exact_permutation_test():
 
 def test_bootstrap_interval_agrees_with_scipy_paired_percentile_bootstrap():
     system, baseline = CONT_SYS, CONT_BASE
-    expected = stats.bootstrap((system.mean(axis=0), baseline.mean(axis=0)),
-                               lambda x, y, axis: np.mean(x - y, axis=axis), paired=True,
-                               n_resamples=20_000, method="percentile", random_state=1)
+    expected = stats.bootstrap(
+        (system.mean(axis=0), baseline.mean(axis=0)),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        paired=True,
+        n_resamples=20_000,
+        method="percentile",
+        random_state=1,
+    )
     result = bootstrap_ci(system, baseline, n_resamples=20_000, seed=2)
     width = expected.confidence_interval.high - expected.confidence_interval.low
     assert result.ci_low == pytest.approx(expected.confidence_interval.low, abs=0.03 * width)
@@ -135,9 +153,12 @@ def test_bootstrap_ttest_resamples_as_documented():
 def test_batch_rows_equal_single_tests_with_the_same_seed():
     batch_s = np.stack([CONT_SYS, CONT_BASE, CONT_SYS[::-1]])
     batch_b = np.stack([CONT_BASE, CONT_SYS, CONT_BASE])
-    for single, batched in ((paired_ttest, ttest_batch), (bootstrap_ttest, bootstrap_ttest_batch),
-                            (bootstrap_ci, bootstrap_ci_batch),
-                            (permutation_test, permutation_test_batch)):
+    for single, batched in (
+        (paired_ttest, ttest_batch),
+        (bootstrap_ttest, bootstrap_ttest_batch),
+        (bootstrap_ci, bootstrap_ci_batch),
+        (permutation_test, permutation_test_batch),
+    ):
         results = batched(batch_s, batch_b)
         for row in range(3):
             one = single(batch_s[row], batch_b[row])
@@ -148,7 +169,9 @@ def test_batch_rows_equal_single_tests_with_the_same_seed():
 def test_tests_are_deterministic_given_the_seed_and_vary_with_it():
     first = permutation_test(CONT_SYS, CONT_BASE, seed=4)
     assert permutation_test(CONT_SYS, CONT_BASE, seed=4) == first
-    assert bootstrap_ttest(CONT_SYS, CONT_BASE, seed=4) == bootstrap_ttest(CONT_SYS, CONT_BASE, seed=4)
+    assert bootstrap_ttest(CONT_SYS, CONT_BASE, seed=4) == bootstrap_ttest(
+        CONT_SYS, CONT_BASE, seed=4
+    )
     assert permutation_test(CONT_SYS, CONT_BASE, seed=5).p_value != first.p_value
 
 
@@ -190,7 +213,8 @@ def test_benjamini_hochberg_matches_hand_computation_and_scipy():
     assert benjamini_hochberg(p_values) == pytest.approx([0.16 / 3, 0.04, 0.2, 0.16 / 3])
     random_p = np.random.default_rng(3).uniform(size=25) ** 3
     assert benjamini_hochberg(random_p) == pytest.approx(
-        stats.false_discovery_control(random_p, method="bh"), abs=1e-12)
+        stats.false_discovery_control(random_p, method="bh"), abs=1e-12
+    )
 
 
 def test_corrections_refuse_values_outside_zero_one():

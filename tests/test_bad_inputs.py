@@ -31,7 +31,9 @@ def tracked(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad-inputs")
     uri = f"sqlite:///{root / 'mlflow.db'}"
     client = MlflowClient(uri)
-    experiment_id = client.create_experiment("ear_xnli", artifact_location=(root / "mlartifacts").as_uri())
+    experiment_id = client.create_experiment(
+        "ear_xnli", artifact_location=(root / "mlartifacts").as_uri()
+    )
     run = client.create_run(experiment_id, tags={"xlt.role": "parent"})
     client.log_metric(run.info.run_id, "dev/en/accuracy", 0.5)
     client.set_terminated(run.info.run_id)
@@ -44,7 +46,11 @@ def _bad_data_dir(root: Path, corrupt: bool) -> Path:
     if not data.exists():
         (data / "xnli").mkdir(parents=True)
         for name in ("train-en.tsv", "dev-en.tsv", "test-en.tsv", "test-es.tsv"):
-            lines = [("premise\thypo\tlabel" if name.startswith("train") else "")] if name.startswith("train") else []
+            lines = (
+                [("premise\thypo\tlabel" if name.startswith("train") else "")]
+                if name.startswith("train")
+                else []
+            )
             lines += [f"a man walks number {i}\tsomeone walks\tentailment" for i in range(20)]
             (data / "xnli" / name).write_text("\n".join(lines) + "\n")
         (data / "synonyms").mkdir()
@@ -66,19 +72,37 @@ CASES = [
     ("infinite learning rate", ["--set", "learning_rate=inf"], ["learning_rate", "finite"]),
     ("unknown setting", ["--set", "nonsense=1"], ["nonsense", "unknown setting"]),
     ("assignment without =", ["--set", "beta"], ["--set", "KEY=VALUE"]),
-    ("method fixed by the script", ["--set", "method=ear"], ["method", "fixed by the sweep script"]),
+    (
+        "method fixed by the script",
+        ["--set", "method=ear"],
+        ["method", "fixed by the sweep script"],
+    ),
     ("single seed instead of seeds", ["--set", "seed=3"], ["seed", "seeds=0,1,2"]),
     ("repeated seeds", ["--set", "seeds=1,1"], ["seeds", "distinct"]),
     ("non-integer seeds", ["--set", "seeds=a,b"], ["seeds", "integers"]),
     ("zero cpus per trial", ["--set", "cpus_per_trial=0"], ["cpus_per_trial", "> 0"]),
-    ("zero search trials", ["--strategy", "search", "--set", "search_trials=0"], ["search_trials", ">= 1"]),
+    (
+        "zero search trials",
+        ["--strategy", "search", "--set", "search_trials=0"],
+        ["search_trials", ">= 1"],
+    ),
     ("non-integer top_k", ["--strategy", "search", "--set", "top_k=x"], ["top_k", ">= 1"]),
-    ("negative alpha in a search", ["--strategy", "search", "--set", "tiny_layers=2", "--set", "layer=2", "--set", "alpha=-3"], ["alpha", "-3"]),
-    ("missing data directory", ["--data-dir", "/nonexistent/xtreme"], ["--data-dir", "/nonexistent/xtreme"]),
+    (
+        "negative alpha in a search",
+        ["--strategy", "search", "--set", "tiny_layers=2", "--set", "layer=2", "--set", "alpha=-3"],
+        ["alpha", "-3"],
+    ),
+    (
+        "missing data directory",
+        ["--data-dir", "/nonexistent/xtreme"],
+        ["--data-dir", "/nonexistent/xtreme"],
+    ),
 ]
 
 
-@pytest.mark.parametrize("argv, words", [case[1:] for case in CASES], ids=[case[0] for case in CASES])
+@pytest.mark.parametrize(
+    "argv, words", [case[1:] for case in CASES], ids=[case[0] for case in CASES]
+)
 def test_bad_setting_is_refused_naming_it(tracked, monkeypatch, capsys, argv, words):
     root, uri, _ = tracked
     monkeypatch.chdir(root)
@@ -95,7 +119,9 @@ FLAG_CASES = [
 ]
 
 
-@pytest.mark.parametrize("argv, words", [case[1:] for case in FLAG_CASES], ids=[case[0] for case in FLAG_CASES])
+@pytest.mark.parametrize(
+    "argv, words", [case[1:] for case in FLAG_CASES], ids=[case[0] for case in FLAG_CASES]
+)
 def test_bad_flag_is_refused_naming_it(tracked, monkeypatch, capsys, argv, words):
     root, uri, _ = tracked
     monkeypatch.chdir(root)
@@ -110,14 +136,32 @@ def test_missing_and_corrupt_data_files_are_named(tracked, monkeypatch, capsys):
     root, uri, _ = tracked
     monkeypatch.chdir(root)
     missing = _bad_data_dir(root, corrupt=False)
-    assert main("ear_xnli", ["--tracking-uri", uri, "--data-dir", str(missing), *FAST, "--set", "target_langs=es"]) == 2
+    assert (
+        main(
+            "ear_xnli",
+            ["--tracking-uri", uri, "--data-dir", str(missing), *FAST, "--set", "target_langs=es"],
+        )
+        == 2
+    )
     assert "dev" in capsys.readouterr().err
     corrupt = _bad_data_dir(root, corrupt=True)
-    assert main("ear_xnli", ["--tracking-uri", uri, "--data-dir", str(corrupt), *FAST, "--set", "target_langs=es"]) == 2
+    assert (
+        main(
+            "ear_xnli",
+            ["--tracking-uri", uri, "--data-dir", str(corrupt), *FAST, "--set", "target_langs=es"],
+        )
+        == 2
+    )
     error = capsys.readouterr().err
     assert "test-es.tsv:21" in error and "3 tab-separated columns" in error, error
     with pytest.raises(DataError, match="test-es.tsv"):
-        load_split(TrialConfig.from_dict({"data_source": "local", "data_dir": str(corrupt), "target_langs": ["es"]}), "test", "es")
+        load_split(
+            TrialConfig.from_dict(
+                {"data_source": "local", "data_dir": str(corrupt), "target_langs": ["es"]}
+            ),
+            "test",
+            "es",
+        )
 
 
 def test_corrupt_synonym_table_is_named(tracked, monkeypatch, capsys, tmp_path):
@@ -128,16 +172,39 @@ def test_corrupt_synonym_table_is_named(tracked, monkeypatch, capsys, tmp_path):
     (data / "xnli" / "dev-en.tsv").write_text((data / "xnli" / "test-en.tsv").read_text())
     broken = tmp_path / "neighbours.json"
     broken.write_text("{not json")
-    assert main("ear_xnli", ["--tracking-uri", uri, "--data-dir", str(data), *FAST, "--set", "target_langs=es", "--set", f"synonyms={broken}"]) == 2
+    assert (
+        main(
+            "ear_xnli",
+            [
+                "--tracking-uri",
+                uri,
+                "--data-dir",
+                str(data),
+                *FAST,
+                "--set",
+                "target_langs=es",
+                "--set",
+                f"synonyms={broken}",
+            ],
+        )
+        == 2
+    )
     assert "neighbours.json" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("make_uri, words", [
-    (lambda root: f"http://127.0.0.1:{_free_port()}", ["--tracking-uri", "answers"]),
-    (lambda root: "sqlite:////nonexistent/dir/mlflow.db", ["--tracking-uri", "/nonexistent/dir"]),
-    (lambda root: "./mlruns", ["--tracking-uri", "directory store"]),
-    (lambda root: f"sqlite:///{_corrupt_db(root)}", ["--tracking-uri", "not-a-db.sqlite"]),
-], ids=["unreachable server", "missing directory", "plain directory store", "corrupt database"])
+@pytest.mark.parametrize(
+    "make_uri, words",
+    [
+        (lambda root: f"http://127.0.0.1:{_free_port()}", ["--tracking-uri", "answers"]),
+        (
+            lambda root: "sqlite:////nonexistent/dir/mlflow.db",
+            ["--tracking-uri", "/nonexistent/dir"],
+        ),
+        (lambda root: "./mlruns", ["--tracking-uri", "directory store"]),
+        (lambda root: f"sqlite:///{_corrupt_db(root)}", ["--tracking-uri", "not-a-db.sqlite"]),
+    ],
+    ids=["unreachable server", "missing directory", "plain directory store", "corrupt database"],
+)
 def test_bad_tracking_uri_is_refused(tracked, monkeypatch, capsys, make_uri, words):
     root, _, _ = tracked
     monkeypatch.chdir(root)
@@ -167,18 +234,30 @@ def test_gpu_packing_without_gpus_is_refused():
         trial_resources(None, 0, {"CPU": 2.0, "GPU": 1.0})
 
 
-@pytest.mark.parametrize("content, words", [
-    ("cluster_name: x\nmax_workers: many\nprovider: {type: aws, region: us-west-2}\n", ["field max_workers", "many"]),
-    ("cluster_name: x\nprovider: {type: aws, region: us-west-2}\nhead_node_type: nowhere\navailable_node_types: {cpu: {resources: {}, node_config: {}}}\n", ["head_node_type"]),
-    ("cluster_name: [unclosed\n", ["not valid YAML"]),
-    ("just a string\n", ["provider"]),
-], ids=["wrong type", "unknown head node type", "not yaml", "no provider"])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (
+            "cluster_name: x\nmax_workers: many\nprovider: {type: aws, region: us-west-2}\n",
+            ["field max_workers", "many"],
+        ),
+        (
+            "cluster_name: x\nprovider: {type: aws, region: us-west-2}\nhead_node_type: nowhere\navailable_node_types: {cpu: {resources: {}, node_config: {}}}\n",
+            ["head_node_type"],
+        ),
+        ("cluster_name: [unclosed\n", ["not valid YAML"]),
+        ("just a string\n", ["provider"]),
+    ],
+    ids=["wrong type", "unknown head node type", "not yaml", "no provider"],
+)
 def test_invalid_cluster_file_is_refused_naming_the_field(tmp_path, content, words):
     path = tmp_path / "cluster.yaml"
     path.write_text(content)
     with pytest.raises(DataError) as error:
         validate_cluster_file(path)
-    assert str(path) in str(error.value) and all(word in str(error.value) for word in words), str(error.value)
+    assert str(path) in str(error.value) and all(word in str(error.value) for word in words), str(
+        error.value
+    )
     with pytest.raises(DataError, match="no such cluster file"):
         validate_cluster_file(tmp_path / "missing.yaml")
 

@@ -52,7 +52,9 @@ def test_unknown_language_is_refused_naming_the_available_ones():
 def test_layer_deeper_than_a_local_model_is_refused(tmp_path):
     from transformers import BertConfig
 
-    BertConfig(num_hidden_layers=3, hidden_size=16, num_attention_heads=2, intermediate_size=32).save_pretrained(tmp_path)
+    BertConfig(
+        num_hidden_layers=3, hidden_size=16, num_attention_heads=2, intermediate_size=32
+    ).save_pretrained(tmp_path)
     config = TrialConfig.from_dict({"method": "ear", "model": str(tmp_path), "layer": 4})
     with pytest.raises(ConfigError, match="between 1 and 3"):
         check_resources(config)
@@ -66,14 +68,30 @@ def test_missing_local_data_is_refused(tmp_path):
 
 
 def test_strings_from_the_command_line_are_typed():
-    config = TrialConfig.from_dict({"method": "ear", "alpha": "0.1", "layer": "6", "target_langs": "es,de", "max_train_examples": "none"})
-    assert (config.alpha, config.layer, config.target_langs, config.max_train_examples) == (0.1, 6, ("es", "de"), None)
+    config = TrialConfig.from_dict(
+        {
+            "method": "ear",
+            "alpha": "0.1",
+            "layer": "6",
+            "target_langs": "es,de",
+            "max_train_examples": "none",
+        }
+    )
+    assert (config.alpha, config.layer, config.target_langs, config.max_train_examples) == (
+        0.1,
+        6,
+        ("es", "de"),
+        None,
+    )
 
 
 def test_config_key_ignores_only_the_seed():
     a = TrialConfig.from_dict({"method": "ear", "seed": 1})
     assert a.config_key() == TrialConfig.from_dict({"method": "ear", "seed": 2}).config_key()
-    assert a.config_key() != TrialConfig.from_dict({"method": "ear", "seed": 1, "beta": 0.5}).config_key()
+    assert (
+        a.config_key()
+        != TrialConfig.from_dict({"method": "ear", "seed": 1, "beta": 0.5}).config_key()
+    )
     assert a.config_label() == "ear alpha=1 beta=0.1 layer=6 m=1"
     assert TrialConfig().config_label() == "finetune"
 

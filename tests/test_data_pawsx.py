@@ -30,15 +30,23 @@ def write(data_dir, name, text):
 
 def test_synthetic_pawsx_is_balanced_parallel_and_deterministic():
     english = synthetic_pawsx("test", "en")
-    assert len(english) == SPLIT_SIZES["test"] and len(synthetic_pawsx("train", "en")) == SPLIT_SIZES["train"]
+    assert (
+        len(english) == SPLIT_SIZES["test"]
+        and len(synthetic_pawsx("train", "en")) == SPLIT_SIZES["train"]
+    )
     assert Counter(e.label for e in english) == {0: 250, 1: 250}
     assert synthetic_pawsx("test", "en") == english
     for lang in SYNTHETIC_LANGUAGES:
-        assert [e.label for e in synthetic_pawsx("dev", lang)] == [e.label for e in synthetic_pawsx("dev", "en")]
+        assert [e.label for e in synthetic_pawsx("dev", lang)] == [
+            e.label for e in synthetic_pawsx("dev", "en")
+        ]
     # The pseudo-languages reuse the synthetic NLI lexicons word for word.
     spanish = synthetic_pawsx("test", "es")
     lexicon = _lexicon("es")
-    assert all(sorted(lexicon[w] for w in en.sentence1.split()) == sorted(es.sentence1.split()) for en, es in zip(english, spanish))
+    assert all(
+        sorted(lexicon[w] for w in en.sentence1.split()) == sorted(es.sentence1.split())
+        for en, es in zip(english, spanish)
+    )
     with pytest.raises(DataError, match="only for 'en'"):
         synthetic_pawsx("train", "de")
 
@@ -55,22 +63,49 @@ def test_real_pawsx_dev_file(shared_data):
     examples = load_pawsx("local", "dev", "en", str(shared_data))
     assert len(examples) == 2000 and {e.label for e in examples} == {0, 1}
     assert examples[0].sentence1.startswith("From the merger of the Four Rivers Council")
-    assert set(available_pawsx_languages("local", "dev", str(shared_data))) >= {"de", "en", "es", "fr", "ja", "ko", "zh"}
+    assert set(available_pawsx_languages("local", "dev", str(shared_data))) >= {
+        "de",
+        "en",
+        "es",
+        "fr",
+        "ja",
+        "ko",
+        "zh",
+    }
     assert available_pawsx_languages("local", "train", str(shared_data)) == []
 
 
 def test_real_directory_without_train_file_is_refused_with_the_way_out(shared_data):
-    config = TrialConfig.from_dict({"task": "pawsx", "data_source": "local", "data_dir": str(shared_data), "target_langs": "de"})
+    config = TrialConfig.from_dict(
+        {
+            "task": "pawsx",
+            "data_source": "local",
+            "data_dir": str(shared_data),
+            "target_langs": "de",
+        }
+    )
     with pytest.raises(ConfigError) as error:
         check_data(config)
-    assert error.value.field == "data_dir" and "pawsx/train-en.tsv" in str(error.value) and "split_dev_files=true" in str(error.value)
+    assert (
+        error.value.field == "data_dir"
+        and "pawsx/train-en.tsv" in str(error.value)
+        and "split_dev_files=true" in str(error.value)
+    )
 
 
 def test_dev_file_split_gives_disjoint_parallel_parts(tmp_path):
     rows = "".join(f"s1 {i}\ts2 {i}\t{i % 2}\n" for i in range(10))
     write(tmp_path, "dev-en.tsv", rows)
     write(tmp_path, "dev-de.tsv", rows.replace("s1", "de1").replace("s2", "de2"))
-    config = TrialConfig.from_dict({"task": "pawsx", "data_source": "local", "data_dir": str(tmp_path), "target_langs": "de", "split_dev_files": True})
+    config = TrialConfig.from_dict(
+        {
+            "task": "pawsx",
+            "data_source": "local",
+            "data_dir": str(tmp_path),
+            "target_langs": "de",
+            "split_dev_files": True,
+        }
+    )
     check_data(config)
     train, dev = load_split(config, "train", "en"), load_split(config, "dev", "en")
     test_en, test_de = load_split(config, "test", "en"), load_split(config, "test", "de")
@@ -86,7 +121,10 @@ def test_dev_file_split_gives_disjoint_parallel_parts(tmp_path):
 
 def test_local_files_header_bad_label_and_missing_file(tmp_path):
     write(tmp_path, "train-en.tsv", "sentence1\tsentence2\tlabel\na\tb\t1\nc\td\t0\n")
-    assert load_pawsx("local", "train", "en", str(tmp_path)) == [PairExample("a", "b", 1), PairExample("c", "d", 0)]
+    assert load_pawsx("local", "train", "en", str(tmp_path)) == [
+        PairExample("a", "b", 1),
+        PairExample("c", "d", 0),
+    ]
     path = write(tmp_path, "test-es.tsv", "a\tb\t1\nc\td\t2\n")
     with pytest.raises(DataError, match="unknown label '2'; allowed: 0, 1") as error:
         load_pawsx("local", "test", "es", str(tmp_path))
@@ -109,7 +147,11 @@ def test_hub_source_maps_splits(monkeypatch):
     assert load_pawsx("hub", "dev", "ja") == [PairExample("a", "b", 1)]
     load_pawsx("hub", "test", "ja")
     load_pawsx("hub", "train", "en")
-    assert requests == [("google-research-datasets/paws-x", "ja", "validation"), ("google-research-datasets/paws-x", "ja", "test"), ("google-research-datasets/paws-x", "en", "train")]
+    assert requests == [
+        ("google-research-datasets/paws-x", "ja", "validation"),
+        ("google-research-datasets/paws-x", "ja", "test"),
+        ("google-research-datasets/paws-x", "en", "train"),
+    ]
     with pytest.raises(DataError, match="no language 'ru'"):
         load_pawsx("hub", "dev", "ru")
 

@@ -127,7 +127,9 @@ def test_synthetic_source_delegates_to_the_generator():
     assert len(load_xnli("synthetic", "dev", "ru")) == SPLIT_SIZES["dev"]
     assert available_xnli_languages("synthetic", "test") == list(SYNTHETIC_LANGUAGES)
     assert available_xnli_languages("synthetic", "train") == ["en"]
-    assert available_xnli_languages("hub", "dev") == list(XNLI_LANGUAGES) and len(XNLI_LANGUAGES) == 15
+    assert (
+        available_xnli_languages("hub", "dev") == list(XNLI_LANGUAGES) and len(XNLI_LANGUAGES) == 15
+    )
 
 
 def test_hub_source_maps_splits_and_drops_unlabelled_pairs(monkeypatch):

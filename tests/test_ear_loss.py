@@ -6,7 +6,13 @@ import pytest
 import torch
 from transformers import BertConfig, BertForSequenceClassification
 
-from xlt_core.objectives.ear import EAR, AugmentedPairTrainingSet, attention_pull, embedding_push, masked_mean
+from xlt_core.objectives.ear import (
+    EAR,
+    AugmentedPairTrainingSet,
+    attention_pull,
+    embedding_push,
+    masked_mean,
+)
 from xlt_core.objectives.finetune import FineTune, PairTrainingSet
 from xlt_core.tasks.pair_classification import EncodedPairs, pad_batch, rows
 
@@ -16,16 +22,30 @@ LAYERS = 4
 def tiny_model() -> BertForSequenceClassification:
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=50, hidden_size=16, num_hidden_layers=LAYERS, num_attention_heads=2, intermediate_size=32,
-        num_labels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        vocab_size=50,
+        hidden_size=16,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=3,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
     )
     config._attn_implementation = "eager"
     return BertForSequenceClassification(config).eval()
 
 
 # Originals and synonym copies of different lengths, so padding matters.
-ORIGINALS = EncodedPairs([[2, 5, 6, 3, 7, 3], [2, 8, 3, 9, 10, 11, 3]], [[0, 0, 0, 0, 1, 1], [0, 0, 0, 1, 1, 1, 1]], [0, 2])
-COPIES = EncodedPairs([[2, 12, 6, 3, 7, 3], [2, 8, 13, 14, 3, 9, 3]], [[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 1, 1]], [0, 2])
+ORIGINALS = EncodedPairs(
+    [[2, 5, 6, 3, 7, 3], [2, 8, 3, 9, 10, 11, 3]],
+    [[0, 0, 0, 0, 1, 1], [0, 0, 0, 1, 1, 1, 1]],
+    [0, 2],
+)
+COPIES = EncodedPairs(
+    [[2, 12, 6, 3, 7, 3], [2, 8, 13, 14, 3, 9, 3]],
+    [[0, 0, 0, 0, 1, 1], [0, 0, 0, 0, 0, 1, 1]],
+    [0, 2],
+)
 
 
 def separate_forward(model, encoded, width):
@@ -33,11 +53,15 @@ def separate_forward(model, encoded, width):
     batch = pad_batch(rows(encoded, range(len(encoded))), pad_id=0)
     pad = width - batch["input_ids"].shape[1]
     batch = {k: torch.nn.functional.pad(v, (0, pad)) for k, v in batch.items()}
-    return model(**batch, output_hidden_states=True, output_attentions=True), batch["attention_mask"]
+    return model(**batch, output_hidden_states=True, output_attentions=True), batch[
+        "attention_mask"
+    ]
 
 
 def hand_ce(logits, labels):
-    return sum(-torch.log_softmax(logits[i], dim=-1)[labels[i]] for i in range(len(labels))) / len(labels)
+    return sum(-torch.log_softmax(logits[i], dim=-1)[labels[i]] for i in range(len(labels))) / len(
+        labels
+    )
 
 
 def hand_pool(hidden, mask):
@@ -62,7 +86,9 @@ def test_ear_loss_parts_match_hand_computation(layer):
 
     labels = ORIGINALS.labels
     assert parts["ce"].item() == pytest.approx(hand_ce(out_x.logits, labels).item(), abs=1e-5)
-    assert parts["robust_ce"].item() == pytest.approx(hand_ce(out_a.logits, labels).item(), abs=1e-5)
+    assert parts["robust_ce"].item() == pytest.approx(
+        hand_ce(out_a.logits, labels).item(), abs=1e-5
+    )
 
     pooled_x = hand_pool(out_x.hidden_states[0], mask_x)
     pooled_a = hand_pool(out_a.hidden_states[0], mask_a)
@@ -75,7 +101,9 @@ def test_ear_loss_parts_match_hand_computation(layer):
     hand_apt = ((att_x - att_a) ** 2).sum() / att_x.numel()
     assert parts["apt"].item() == pytest.approx(hand_apt.item(), rel=1e-5)
     other = out_x.attentions[layer % LAYERS], out_a.attentions[layer % LAYERS]
-    assert not math.isclose(parts["apt"].item(), (((other[0] - other[1]) ** 2).mean()).item(), rel_tol=1e-3)
+    assert not math.isclose(
+        parts["apt"].item(), (((other[0] - other[1]) ** 2).mean()).item(), rel_tol=1e-3
+    )
 
     total = parts["ce"] + parts["robust_ce"] + alpha * parts["ept"] + beta * parts["apt"]
     assert loss.item() == pytest.approx(total.item(), abs=1e-6)
@@ -91,14 +119,23 @@ def test_embedding_push_and_attention_pull_on_known_values():
     b = torch.ones(1, 2, 2) * 2.0
     mask = torch.ones(1, 2, dtype=torch.long)
     assert embedding_push(a, b, mask, mask).item() == pytest.approx(-4.0)
-    assert attention_pull(torch.zeros(1, 1, 2, 2), torch.full((1, 1, 2, 2), 0.5)).item() == pytest.approx(0.25)
+    assert attention_pull(
+        torch.zeros(1, 1, 2, 2), torch.full((1, 1, 2, 2), 0.5)
+    ).item() == pytest.approx(0.25)
 
 
 def test_augmented_batch_pairs_each_copy_with_its_original():
     originals = EncodedPairs([[2, 5, 3], [2, 6, 3]], [[0, 0, 0], [0, 0, 0]], [1, 2])
-    copies = EncodedPairs([[2, 7, 3], [2, 8, 3], [2, 9, 3], [2, 10, 3]], [[0] * 3] * 4, [1, 1, 2, 2])
+    copies = EncodedPairs(
+        [[2, 7, 3], [2, 8, 3], [2, 9, 3], [2, 10, 3]], [[0] * 3] * 4, [1, 1, 2, 2]
+    )
     batch = AugmentedPairTrainingSet(originals, copies, m=2, pad_id=0).batch([3, 0])
-    assert batch["input_ids"][:, 1].tolist() == [6, 5, 10, 7]  # originals of copies 3 and 0, then the copies
+    assert batch["input_ids"][:, 1].tolist() == [
+        6,
+        5,
+        10,
+        7,
+    ]  # originals of copies 3 and 0, then the copies
     assert batch["labels"].tolist() == [2, 1]
 
 

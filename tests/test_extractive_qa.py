@@ -2,13 +2,27 @@
 answer positions, span decoding, the XQuAD cross-lingual sets, and the local readers."""
 
 import json
+
 import numpy as np
 import pytest
 
-from xlt_core.data.squad import QAExample, available_eval_languages, cross_lingual, load_training, read_squad_json
+from xlt_core.data.squad import (
+    QAExample,
+    available_eval_languages,
+    cross_lingual,
+    load_training,
+    read_squad_json,
+)
 from xlt_core.errors import DataError
 from xlt_core.models import tiny_tokenizer
-from xlt_core.tasks.extractive_qa import best_span, encode_qa, exact_match, normalize_answer, score_answers, token_f1
+from xlt_core.tasks.extractive_qa import (
+    best_span,
+    encode_qa,
+    exact_match,
+    normalize_answer,
+    score_answers,
+    token_f1,
+)
 
 
 def _example(question, context, answer, id_="q1", more=()):
@@ -22,7 +36,10 @@ def test_f1_and_exact_match_on_a_worked_example():
     # precision 2/4, recall 2/2, F1 = 2 * 0.5 * 1 / 1.5 = 2/3
     assert token_f1("Eiffel Tower in Paris", "the Eiffel Tower") == pytest.approx(2 / 3)
     assert token_f1("Paris", "Eiffel Tower") == 0.0
-    examples = [_example("q", "the Eiffel Tower in Paris", "Eiffel Tower", more=("Eiffel Tower in Paris",)), _example("q", "in 1889 it opened", "1889", "q2")]
+    examples = [
+        _example("q", "the Eiffel Tower in Paris", "Eiffel Tower", more=("Eiffel Tower in Paris",)),
+        _example("q", "in 1889 it opened", "1889", "q2"),
+    ]
     scored = score_answers(["Eiffel Tower in Paris", "1889 it"], examples)
     # Q1: the second gold answer matches exactly (F1 1, EM 1); Q2: F1 = 2*(1/2*1)/(1.5) = 2/3, EM 0
     assert scored["scores"] == pytest.approx([1.0, 2 / 3])
@@ -67,7 +84,11 @@ def test_xquad_cross_lingual_sets_pair_questions_and_contexts_by_id(shared_data)
     assert len(es_questions_en_contexts) == len(english) == 1190
     first = es_questions_en_contexts[0]
     source = next(e for e in spanish if e.id == first.id)
-    assert first.question == source.question and first.context == english[0].context and first.answers == english[0].answers
+    assert (
+        first.question == source.question
+        and first.context == english[0].context
+        and first.answers == english[0].answers
+    )
     assert {"en", "es", "vi"} <= set(available_eval_languages("local", "xquad", str(shared_data)))
     assert "zh" in available_eval_languages("local", "mlqa", str(shared_data))
     # the shared TyDiQA-GoldP dev files are XTREME's unlabelled copies: nothing to score
@@ -75,16 +96,28 @@ def test_xquad_cross_lingual_sets_pair_questions_and_contexts_by_id(shared_data)
 
 
 def squad_file(path, answers):
-    qas = [{"id": str(k), "question": f"q{k}", "answers": [{"text": text, "answer_start": 0}]} for k, text in enumerate(answers)]
+    qas = [
+        {"id": str(k), "question": f"q{k}", "answers": [{"text": text, "answer_start": 0}]}
+        for k, text in enumerate(answers)
+    ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "abc", "qas": qas}]}]}))
 
 
-@pytest.mark.parametrize("dev_answers, dev_ids, train_ids", [
-    (["a", "b"], ["0", "1"], [str(k) for k in range(20)]),  # a labelled dev file is the dev set
-    (["", ""], ["18", "19"], [str(k) for k in range(18)]),  # blank answers: the last 10% of train
-])
-def test_offline_dev_set_is_held_out_of_train_when_the_dev_file_is_unlabelled(tmp_path, dev_answers, dev_ids, train_ids):
+@pytest.mark.parametrize(
+    "dev_answers, dev_ids, train_ids",
+    [
+        (["a", "b"], ["0", "1"], [str(k) for k in range(20)]),  # a labelled dev file is the dev set
+        (
+            ["", ""],
+            ["18", "19"],
+            [str(k) for k in range(18)],
+        ),  # blank answers: the last 10% of train
+    ],
+)
+def test_offline_dev_set_is_held_out_of_train_when_the_dev_file_is_unlabelled(
+    tmp_path, dev_answers, dev_ids, train_ids
+):
     squad_file(tmp_path / "tydiqa" / "tydiqa.goldp.en.train.json", ["abc"] * 20)
     squad_file(tmp_path / "tydiqa" / "tydiqa.goldp.en.dev.json", dev_answers)
     assert [e.id for e in load_training("local", "dev", str(tmp_path))] == dev_ids

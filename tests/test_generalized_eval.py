@@ -6,12 +6,25 @@ import torch
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PairExample
 from xlt_core.data.loading import load_split
-from xlt_core.evaluation import MIXED_LANGUAGE_SEED, evaluation_sets
 from xlt_core.errors import DataError
+from xlt_core.evaluation import MIXED_LANGUAGE_SEED, evaluation_sets
 from xlt_core.models import load_model
-from xlt_core.tasks.pair_classification import cross_lingual_pairs, encode_pairs, mixed_language_pairs, predict, score_predictions
+from xlt_core.tasks.pair_classification import (
+    cross_lingual_pairs,
+    encode_pairs,
+    mixed_language_pairs,
+    predict,
+    score_predictions,
+)
 
-CONFIG = {"target_langs": "es,de,ru", "max_eval_examples": 120, "tiny_layers": 1, "tiny_vocab_size": 300, "generalized_pairs": True, "mixed_language": True}
+CONFIG = {
+    "target_langs": "es,de,ru",
+    "max_eval_examples": 120,
+    "tiny_layers": 1,
+    "tiny_vocab_size": 300,
+    "generalized_pairs": True,
+    "mixed_language": True,
+}
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +46,9 @@ def test_a_pair_takes_sentence1_from_the_first_language_and_sentence2_from_the_s
     config, evaluation = sets
     english, spanish = evaluation[("test", "en")], evaluation[("test", "es")]
     for index, example in enumerate(evaluation[("test", "en-es")]):
-        assert example == PairExample(english[index].sentence1, spanish[index].sentence2, english[index].label)
+        assert example == PairExample(
+            english[index].sentence1, spanish[index].sentence2, english[index].label
+        )
 
 
 def test_diagonal_equals_the_per_language_evaluation(sets, tmp_path):
@@ -47,7 +62,16 @@ def test_diagonal_equals_the_per_language_evaluation(sets, tmp_path):
         diagonal = cross_lingual_pairs(ordinary, ordinary)
         assert diagonal == ordinary
         scored = [
-            score_predictions(predict(model, encode_pairs(tokenizer, examples, 64), 32, tokenizer.pad_token_id, torch.device("cpu")), [e.label for e in examples])
+            score_predictions(
+                predict(
+                    model,
+                    encode_pairs(tokenizer, examples, 64),
+                    32,
+                    tokenizer.pad_token_id,
+                    torch.device("cpu"),
+                ),
+                [e.label for e in examples],
+            )
             for examples in (ordinary, diagonal)
         ]
         assert scored[0] == scored[1]
@@ -63,8 +87,12 @@ def test_mixed_set_replaces_one_sentence_by_english_with_a_fixed_draw(sets):
         assert mixed == mixed_language_pairs(english, target, MIXED_LANGUAGE_SEED)
         side = []
         for index, example in enumerate(mixed):
-            first_english = example == PairExample(english[index].sentence1, target[index].sentence2, target[index].label)
-            second_english = example == PairExample(target[index].sentence1, english[index].sentence2, target[index].label)
+            first_english = example == PairExample(
+                english[index].sentence1, target[index].sentence2, target[index].label
+            )
+            second_english = example == PairExample(
+                target[index].sentence1, english[index].sentence2, target[index].label
+            )
             assert first_english != second_english
             side.append(first_english)
         sides[lang] = side
@@ -82,5 +110,7 @@ def test_pairs_refuse_sets_of_different_sizes_and_drop_examples_whose_labels_dis
 
 
 def test_without_the_settings_only_the_ordinary_sets_are_built(tmp_path):
-    config = TrialConfig.from_dict({"target_langs": "es", "max_eval_examples": 10, "cache_dir": str(tmp_path)})
+    config = TrialConfig.from_dict(
+        {"target_langs": "es", "max_eval_examples": 10, "cache_dir": str(tmp_path)}
+    )
     assert list(evaluation_sets(config)) == [("dev", "en"), ("test", "en"), ("test", "es")]

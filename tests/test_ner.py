@@ -8,7 +8,13 @@ from seqeval.metrics import f1_score
 from xlt_core.data.ner import NER_LABELS, TaggedSentence, load_ner
 from xlt_core.errors import DataError
 from xlt_core.models import tiny_tokenizer
-from xlt_core.tasks.token_classification import IGNORE, encode_tokens, entity_counts, f1_from_counts, score_tags
+from xlt_core.tasks.token_classification import (
+    IGNORE,
+    encode_tokens,
+    entity_counts,
+    f1_from_counts,
+    score_tags,
+)
 
 ids = lambda tags: [NER_LABELS.index(t) for t in tags]  # noqa: E731
 
@@ -17,7 +23,11 @@ def test_entity_f1_on_a_worked_example():
     gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "O", "O"], ["O", "O"]]
     predicted = [["B-PER", "I-PER", "O", "B-ORG"], ["B-ORG", "O", "B-LOC"], ["O", "O"]]
     # Sentence 1: PER right, LOC missed and ORG spurious; sentence 2: ORG right, LOC spurious.
-    assert [entity_counts(g, p) for g, p in zip(gold, predicted)] == [[1, 1, 1], [1, 1, 0], [0, 0, 0]]
+    assert [entity_counts(g, p) for g, p in zip(gold, predicted)] == [
+        [1, 1, 1],
+        [1, 1, 0],
+        [0, 0, 0],
+    ]
     # tp=2, fp=2, fn=1: precision 1/2, recall 2/3, F1 = 2*2 / (2*2 + 2 + 1) = 4/7
     scored = score_tags([ids(p) for p in predicted], [ids(g) for g in gold])
     assert scored["value"] == pytest.approx(4 / 7)
@@ -33,8 +43,12 @@ def test_a_wrong_boundary_is_a_wrong_entity():
 
 
 def test_labels_sit_on_first_subwords(tmp_path):
-    tokenizer = tiny_tokenizer(["Zuccalmaglio lives in Berlin"] * 3 + ["a b c d e f"] * 5, 110, tmp_path)
-    sentence = TaggedSentence(("Zuccalmaglio", "lives", "in", "Berlin"), tuple(ids(["B-PER", "O", "O", "B-LOC"])))
+    tokenizer = tiny_tokenizer(
+        ["Zuccalmaglio lives in Berlin"] * 3 + ["a b c d e f"] * 5, 110, tmp_path
+    )
+    sentence = TaggedSentence(
+        ("Zuccalmaglio", "lives", "in", "Berlin"), tuple(ids(["B-PER", "O", "O", "B-LOC"]))
+    )
     encoded = encode_tokens(tokenizer, [sentence], 64)
     labels, first = encoded.labels[0], encoded.first_subword[0]
     assert [labels[p] for p in first] == list(sentence.tags)
@@ -44,9 +58,13 @@ def test_labels_sit_on_first_subwords(tmp_path):
 
 def test_local_panx_reader(tmp_path):
     (tmp_path / "panx").mkdir()
-    (tmp_path / "panx" / "dev-xx.tsv").write_text("Anton\tB-PER\nWilhelm\tI-PER\n.\tO\n\nParis\tB-LOC\n", encoding="utf-8")
+    (tmp_path / "panx" / "dev-xx.tsv").write_text(
+        "Anton\tB-PER\nWilhelm\tI-PER\n.\tO\n\nParis\tB-LOC\n", encoding="utf-8"
+    )
     sentences = load_ner("local", "test", "xx", str(tmp_path))  # local test reads dev files
-    assert sentences[0].words == ("Anton", "Wilhelm", ".") and sentences[1].tags == (NER_LABELS.index("B-LOC"),)
+    assert sentences[0].words == ("Anton", "Wilhelm", ".") and sentences[1].tags == (
+        NER_LABELS.index("B-LOC"),
+    )
     (tmp_path / "panx" / "dev-yy.tsv").write_text("Anton\tB-PERSON\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"dev-yy.tsv:1: expected token<TAB>tag"):
         load_ner("local", "dev", "yy", str(tmp_path))

@@ -51,11 +51,17 @@ def test_pair_distances_match_a_hand_computation():
     partners = unrelated_partners(pairs, 3)
     with torch.no_grad():
         links = [(0, 0, 2), (0, 1, 0), (1, 0, 0), (2, 0, 0)]  # (pair, source word, target word)
-        source = [word_vector(encoder, pairs.source_ids[k], pairs.source_spans[k][i]) for k, i, _ in links]
-        target = [word_vector(encoder, pairs.target_ids[k], pairs.target_spans[k][j]) for k, _, j in links]
+        source = [
+            word_vector(encoder, pairs.source_ids[k], pairs.source_spans[k][i]) for k, i, _ in links
+        ]
+        target = [
+            word_vector(encoder, pairs.target_ids[k], pairs.target_spans[k][j]) for k, _, j in links
+        ]
     for n in range(4):
         assert related[n] == pytest.approx((source[n] - target[n]).norm().item(), rel=1e-5)
-        assert unrelated[n] == pytest.approx((source[n] - target[partners[n]]).norm().item(), rel=1e-5)
+        assert unrelated[n] == pytest.approx(
+            (source[n] - target[partners[n]]).norm().item(), rel=1e-5
+        )
 
 
 def test_adjustment_lowers_related_distances_and_the_histograms_are_written(tmp_path):
@@ -66,12 +72,31 @@ def test_adjustment_lowers_related_distances_and_the_histograms_are_written(tmp_
     encoder = tiny_encoder(len(tokenizer))
     probe = Probe(held_out, tokenizer.pad_token_id, tmp_path / "probing", CPU, seed=0)
     probe.record("original", encoder)
-    adjust(encoder, copy.deepcopy(encoder), train, held_out, tokenizer.pad_token_id, epochs=1, learning_rate=1e-3, batch_size=16, reg_weight=1.0, seed=0, device=CPU)
+    adjust(
+        encoder,
+        copy.deepcopy(encoder),
+        train,
+        held_out,
+        tokenizer.pad_token_id,
+        epochs=1,
+        learning_rate=1e-3,
+        batch_size=16,
+        reg_weight=1.0,
+        seed=0,
+        device=CPU,
+    )
     probe.record("adjusted", encoder)
 
-    assert probe.metrics["probing/adjusted_related_l2"] < 0.7 * probe.metrics["probing/original_related_l2"]
+    assert (
+        probe.metrics["probing/adjusted_related_l2"]
+        < 0.7 * probe.metrics["probing/original_related_l2"]
+    )
     # adjustment separates translations from random words more than the random encoder does
-    gap = {name: probe.metrics[f"probing/{name}_unrelated_l2"] - probe.metrics[f"probing/{name}_related_l2"] for name in ("original", "adjusted")}
+    gap = {
+        name: probe.metrics[f"probing/{name}_unrelated_l2"]
+        - probe.metrics[f"probing/{name}_related_l2"]
+        for name in ("original", "adjusted")
+    }
     assert gap["adjusted"] > gap["original"]
     assert set(probe.figures) == {"probing/original.png", "probing/adjusted.png"}
     for path in probe.figures.values():

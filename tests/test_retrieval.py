@@ -9,7 +9,12 @@ from xlt_core.config import TrialConfig
 from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.models import tiny_tokenizer
-from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer, reciprocal_ranks
+from xlt_core.tasks.retrieval import (
+    choose_layer,
+    layer_sentence_vectors,
+    mrr_per_layer,
+    reciprocal_ranks,
+)
 
 
 def test_mrr_on_a_worked_example():
@@ -47,9 +52,19 @@ def test_per_layer_ranks_and_layer_choice():
 def test_mean_pooling_ignores_padding(tmp_path):
     from transformers import BertConfig, BertModel
 
-    tokenizer = tiny_tokenizer(["the cat sat on the mat", "a dog ran far away from home"] * 5, 120, tmp_path)
+    tokenizer = tiny_tokenizer(
+        ["the cat sat on the mat", "a dog ran far away from home"] * 5, 120, tmp_path
+    )
     torch.manual_seed(0)
-    encoder = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32))
+    encoder = BertModel(
+        BertConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=32,
+        )
+    )
     sentences = ["the cat", "a dog ran far away from home"]
     together = layer_sentence_vectors(encoder, tokenizer, sentences, 32, 8, torch.device("cpu"))
     alone = layer_sentence_vectors(encoder, tokenizer, sentences[:1], 32, 8, torch.device("cpu"))
@@ -81,6 +96,8 @@ def test_misaligned_files_are_named(tmp_path):
 
 def test_xsr_refuses_continual_learning_and_a_tiny_model_without_parallel_data():
     with pytest.raises(ConfigError, match="method"):
-        TrialConfig.from_dict({"task": "xsr", "method": "adjusted_continual", "parallel_data": "synthetic"})
+        TrialConfig.from_dict(
+            {"task": "xsr", "method": "adjusted_continual", "parallel_data": "synthetic"}
+        )
     with pytest.raises(ConfigError, match="parallel_data"):
         TrialConfig.from_dict({"task": "xsr", "method": "finetune"})

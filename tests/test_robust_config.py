@@ -20,7 +20,11 @@ from xlt_core.errors import ConfigError
         ({"method": "adv", "adv_steps": 1.5}, "adv_steps", "an integer"),
         ({"method": "adv", "adv_step_scale": 0}, "adv_step_scale", "> 0"),
         ({"method": "rs_da", "m": 0}, "m", ">= 1"),
-        ({"method": "rs_da", "rs_da_variant": "both"}, "rs_da_variant", "one of released, keep_originals"),
+        (
+            {"method": "rs_da", "rs_da_variant": "both"},
+            "rs_da_variant",
+            "one of released, keep_originals",
+        ),
         ({"method": "rs_da", "data_source": "hub"}, "synonyms", "neighbour table"),
         ({"method": "boosting"}, "method", "one of finetune, ear, adv, rs_rp, rs_da"),
         ({"task": "mnli"}, "task", "one of xnli, pawsx"),
@@ -37,8 +41,21 @@ def test_new_settings_refuse_bad_values(settings, field, allowed):
 
 
 def test_command_line_strings_are_typed():
-    config = TrialConfig.from_dict({"method": "adv", "epsilon": "0.1", "adv_steps": "3", "generalized_pairs": "true", "mixed_language": "False"})
-    assert (config.epsilon, config.adv_steps, config.generalized_pairs, config.mixed_language) == (0.1, 3, True, False)
+    config = TrialConfig.from_dict(
+        {
+            "method": "adv",
+            "epsilon": "0.1",
+            "adv_steps": "3",
+            "generalized_pairs": "true",
+            "mixed_language": "False",
+        }
+    )
+    assert (config.epsilon, config.adv_steps, config.generalized_pairs, config.mixed_language) == (
+        0.1,
+        3,
+        True,
+        False,
+    )
 
 
 def test_layer_is_checked_against_the_tiny_model_only_for_ear():
@@ -50,9 +67,17 @@ def test_layer_is_checked_against_the_tiny_model_only_for_ear():
 def test_labels_and_params_name_each_methods_own_hyperparameters():
     adv = TrialConfig.from_dict({"method": "adv", "epsilon": 0.1})
     assert adv.config_label() == "adv epsilon=0.1 adv_steps=1 adv_step_scale=1"
-    assert TrialConfig.from_dict({"method": "rs_rp", "epsilon": 1.0}).config_label() == "rs_rp epsilon=1"
-    assert TrialConfig.from_dict({"method": "rs_da", "m": 3}).config_label() == "rs_da m=3 rs_da_variant=released"
-    assert adv.config_key() != TrialConfig.from_dict({"method": "adv", "epsilon": 0.01}).config_key()
+    assert (
+        TrialConfig.from_dict({"method": "rs_rp", "epsilon": 1.0}).config_label()
+        == "rs_rp epsilon=1"
+    )
+    assert (
+        TrialConfig.from_dict({"method": "rs_da", "m": 3}).config_label()
+        == "rs_da m=3 rs_da_variant=released"
+    )
+    assert (
+        adv.config_key() != TrialConfig.from_dict({"method": "adv", "epsilon": 0.01}).config_key()
+    )
     params = _flat_params(adv)
     assert params["epsilon"] == 0.1 and params["adv_steps"] == 1
     assert params["alpha"] == params["m"] == params["rs_da_variant"] == "none"
@@ -64,9 +89,16 @@ def test_robust_paper_grid_and_smoke_points():
     points = PRESETS["robust_xnli"]("paper", None).points
     assert points[0] == spaces.BASELINE
     for method in ("adv", "rs_rp"):
-        assert sorted(p["epsilon"] for p in points if p["method"] == method) == [0.001, 0.01, 0.1, 1.0]
+        assert sorted(p["epsilon"] for p in points if p["method"] == method) == [
+            0.001,
+            0.01,
+            0.1,
+            1.0,
+        ]
     assert [p["m"] for p in points if p["method"] == "rs_da"] == [3]
-    assert [p["m"] for p in PRESETS["robust_pawsx"]("paper", None).points if p["method"] == "rs_da"] == [10]
+    assert [
+        p["m"] for p in PRESETS["robust_pawsx"]("paper", None).points if p["method"] == "rs_da"
+    ] == [10]
     smoke = PRESETS["robust_xnli"]("smoke", None)
     assert [p["method"] for p in smoke.points] == ["finetune", "adv", "rs_rp", "rs_da"]
     assert smoke.significance_test == "bootstrap" and smoke.seeds == [0, 1]
@@ -74,7 +106,10 @@ def test_robust_paper_grid_and_smoke_points():
 
 
 def test_set_overrides_reach_the_points_whose_method_has_the_setting():
-    spec = apply_overrides(PRESETS["robust_xnli"]("smoke", None), {"epsilon": "0.1", "rs_da_variant": "keep_originals", "m": "3"})
+    spec = apply_overrides(
+        PRESETS["robust_xnli"]("smoke", None),
+        {"epsilon": "0.1", "rs_da_variant": "keep_originals", "m": "3"},
+    )
     by_method = {p["method"]: p for p in spec.points}
     assert by_method["adv"]["epsilon"] == by_method["rs_rp"]["epsilon"] == 0.1
     assert by_method["rs_da"] == {"method": "rs_da", "m": 3, "rs_da_variant": "keep_originals"}
@@ -105,8 +140,13 @@ def test_paper_presets_hold_the_whole_ear_grid(script):
 
 @pytest.mark.parametrize("alpha, beta, layer", EAR_GRID)
 def test_every_ear_grid_point_is_reachable_from_the_smoke_preset_with_set(alpha, beta, layer):
-    spec = apply_overrides(PRESETS["ear_xnli"]("smoke", None), {"alpha": str(alpha), "beta": str(beta), "layer": str(layer)})
-    assert [p for p in spec.points if p["method"] == "ear"] == [{"method": "ear", "alpha": alpha, "beta": beta, "layer": layer}]
+    spec = apply_overrides(
+        PRESETS["ear_xnli"]("smoke", None),
+        {"alpha": str(alpha), "beta": str(beta), "layer": str(layer)},
+    )
+    assert [p for p in spec.points if p["method"] == "ear"] == [
+        {"method": "ear", "alpha": alpha, "beta": beta, "layer": layer}
+    ]
 
 
 def test_every_method_has_its_hyperparameters_as_fields():

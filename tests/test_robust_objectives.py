@@ -28,8 +28,14 @@ ENCODED = EncodedPairs(
 def tiny_model(seed=0) -> BertForSequenceClassification:
     torch.manual_seed(seed)
     config = BertConfig(
-        vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
-        num_labels=3, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        vocab_size=50,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=3,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
     )
     config._attn_implementation = "eager"
     return BertForSequenceClassification(config).eval()
@@ -52,10 +58,16 @@ def test_inputs_embeds_path_is_the_word_embedding_before_position_and_type():
     delta is added where the word vectors are, before position/type embeddings."""
     model, b = tiny_model(), batch()
     with torch.no_grad():
-        by_ids = model(input_ids=b["input_ids"], token_type_ids=b["token_type_ids"], attention_mask=b["attention_mask"]).logits
+        by_ids = model(
+            input_ids=b["input_ids"],
+            token_type_ids=b["token_type_ids"],
+            attention_mask=b["attention_mask"],
+        ).logits
         by_embeddings = forward_embedded(model, b, word_embeddings(model, b)).logits
     torch.testing.assert_close(by_embeddings, by_ids)
-    assert torch.equal(word_embeddings(model, b), model.bert.embeddings.word_embeddings.weight[b["input_ids"]])
+    assert torch.equal(
+        word_embeddings(model, b), model.bert.embeddings.word_embeddings.weight[b["input_ids"]]
+    )
 
 
 @pytest.mark.parametrize("epsilon, steps, scale", [(0.01, 1, 1.0), (0.05, 3, 0.5), (0.001, 5, 0.4)])
@@ -67,7 +79,9 @@ def test_adv_perturbation_stays_in_the_ball_and_does_not_lower_the_loss(epsilon,
         assert delta.abs().max().item() <= epsilon * (1 + 1e-6)
         padding = b["attention_mask"] == 0
         assert padding.any() and delta[padding].abs().max().item() == 0.0
-        assert delta[~padding].abs().max().item() == pytest.approx(epsilon, rel=1e-6)  # it reaches the ball's edge
+        assert delta[~padding].abs().max().item() == pytest.approx(
+            epsilon, rel=1e-6
+        )  # it reaches the ball's edge
         with torch.no_grad():
             clean, perturbed = clean_and_perturbed_ce(model, b, delta)
         assert clean_ce.item() == pytest.approx(clean, abs=1e-6)
@@ -98,7 +112,9 @@ def test_rs_rp_noise_is_uniform_in_the_ball_and_differs_between_steps_and_seeds(
     assert not torch.equal(step1, step2)
     other_seed = RandomPerturbation(0.1, seed=2, pad_id=0).noise(embeddings, b)
     assert not torch.equal(step1, other_seed)
-    assert torch.equal(RandomPerturbation(0.1, seed=1, pad_id=0).noise(embeddings, b), step1)  # reproducible
+    assert torch.equal(
+        RandomPerturbation(0.1, seed=1, pad_id=0).noise(embeddings, b), step1
+    )  # reproducible
     real = step1[~padding]
     # Uniform on [-0.1, 0.1]: mean 0, std 0.1 / sqrt(3), both tails reached.
     assert real.mean().item() == pytest.approx(0.0, abs=0.01)
@@ -117,7 +133,10 @@ def test_rs_rp_loss_is_cross_entropy_on_the_noisy_input():
 
 
 TABLE = {"big": ["large", "huge"], "dog": ["hound"], "runs": ["sprints"]}
-EXAMPLES = [PairExample("the big dog runs", "a dog", 0), PairExample("cats sleep", "the big cat", 1)]
+EXAMPLES = [
+    PairExample("the big dog runs", "a dog", 0),
+    PairExample("cats sleep", "the big cat", 1),
+]
 
 
 @pytest.mark.parametrize("keep_originals", [False, True])
@@ -126,26 +145,48 @@ def test_rs_da_yields_m_copies_per_example_for_both_variants(keep_originals):
     objective = SynonymAugmentation(m, keep_originals, TABLE, pad_id=0)
     produced = objective.training_examples(EXAMPLES, seed=7)
     rng = random.Random(7)
-    expected_copies = [copy for example in EXAMPLES for copy in augment_pair(example, TABLE, m, rng)]
+    expected_copies = [
+        copy for example in EXAMPLES for copy in augment_pair(example, TABLE, m, rng)
+    ]
     expected = (EXAMPLES if keep_originals else []) + expected_copies
     assert produced == expected
     assert len(produced) == len(EXAMPLES) * (m + 1 if keep_originals else m)
-    copies = produced[len(EXAMPLES):] if keep_originals else produced
+    copies = produced[len(EXAMPLES) :] if keep_originals else produced
     for index, copy in enumerate(copies):
         original = EXAMPLES[index // m]
         assert copy.label == original.label
-        for sentence, original_sentence in ((copy.sentence1, original.sentence1), (copy.sentence2, original.sentence2)):
-            for word, original_word in zip(sentence.split(" "), original_sentence.split(" "), strict=True):
+        for sentence, original_sentence in (
+            (copy.sentence1, original.sentence1),
+            (copy.sentence2, original.sentence2),
+        ):
+            for word, original_word in zip(
+                sentence.split(" "), original_sentence.split(" "), strict=True
+            ):
                 assert word in [original_word, *TABLE.get(original_word, [])]
     # Three copies of "big dog runs" with 3 x 2 x 2 choices: not all alike.
     assert len({copy.sentence1 for copy in copies[:m]}) > 1 or m == 1
 
 
 def test_build_objective_maps_methods_and_settings():
-    adv = build_objective(TrialConfig.from_dict({"method": "adv", "epsilon": 0.1, "adv_steps": 3, "adv_step_scale": 0.5}), 0, None)
+    adv = build_objective(
+        TrialConfig.from_dict(
+            {"method": "adv", "epsilon": 0.1, "adv_steps": 3, "adv_step_scale": 0.5}
+        ),
+        0,
+        None,
+    )
     assert (adv.name, adv.epsilon, adv.steps, adv.step_scale) == ("adv", 0.1, 3, 0.5)
-    rp = build_objective(TrialConfig.from_dict({"method": "rs_rp", "epsilon": 1.0, "seed": 4}), 0, None)
+    rp = build_objective(
+        TrialConfig.from_dict({"method": "rs_rp", "epsilon": 1.0, "seed": 4}), 0, None
+    )
     assert (rp.name, rp.epsilon, rp.seed) == ("rs_rp", 1.0, 4)
-    da = build_objective(TrialConfig.from_dict({"method": "rs_da", "m": 3, "rs_da_variant": "keep_originals"}), 0, TABLE)
+    da = build_objective(
+        TrialConfig.from_dict({"method": "rs_da", "m": 3, "rs_da_variant": "keep_originals"}),
+        0,
+        TABLE,
+    )
     assert (da.name, da.m, da.keep_originals, da.synonyms) == ("rs_da", 3, True, TABLE)
-    assert build_objective(TrialConfig.from_dict({"method": "rs_da"}), 0, TABLE).keep_originals is False
+    assert (
+        build_objective(TrialConfig.from_dict({"method": "rs_da"}), 0, TABLE).keep_originals
+        is False
+    )

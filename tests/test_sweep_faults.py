@@ -14,8 +14,8 @@ from pathlib import Path
 
 import requests
 from mlflow.tracking import MlflowClient
-
 from sweep_helpers import ONE_EAR, TINY, child_runs, start_script, wait_for
+
 from sweeps.cli import apply_overrides, resolve_paths
 from sweeps.presets import PRESETS
 from sweeps.runner import SweepOptions, check_sweep, run_sweep
@@ -34,21 +34,39 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     # Long enough (5 evaluations) for the kill to land mid-training.
-    overrides = [*_settings(TINY), *_settings(ONE_EAR), "seeds=0", "epochs=2", "max_train_examples=600", "evals_per_epoch=3"]
+    overrides = [
+        *_settings(TINY),
+        *_settings(ONE_EAR),
+        "seeds=0",
+        "epochs=2",
+        "max_train_examples=600",
+        "evals_per_epoch=3",
+    ]
     spec = PRESETS["ear_xnli"]("smoke", None)
     spec = resolve_paths(apply_overrides(spec, parse_assignments(overrides)))
-    spec.points = [*spec.points, {"method": "finetune", "learning_rate": 1e30}]  # diverges at step 2
+    spec.points = [
+        *spec.points,
+        {"method": "finetune", "learning_rate": 1e30},
+    ]  # diverges at step 2
     check_sweep(spec)
 
     import ray
 
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    cluster = Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+    )
     # The driver attaches to the head (the only node yet): Ray refuses to remove the driver's node.
     cluster.connect()
     workers = [cluster.add_node(num_cpus=1) for _ in range(2)]
     cluster.wait_for_nodes()
     outcome = {}
-    driver = threading.Thread(target=lambda: outcome.update(failed=run_sweep(spec, SweepOptions(tracking_uri=uri, address=cluster.address, max_failures=2))))
+    driver = threading.Thread(
+        target=lambda: outcome.update(
+            failed=run_sweep(
+                spec, SweepOptions(tracking_uri=uri, address=cluster.address, max_failures=2)
+            )
+        )
+    )
     try:
         driver.start()
 
@@ -56,14 +74,25 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
             """A running, converging trial whose first checkpoint Tune has recorded (the driver
             wrote its result.json line, which it does after registering the checkpoint)."""
             for run in child_runs(uri):
-                if run.info.status == "RUNNING" and float(run.data.params.get("learning_rate", 0)) < 1:
-                    for trial_dir in tmp_path.glob(f"ray_results/*/*{run.data.tags['ray_trial_id']}*"):
+                if (
+                    run.info.status == "RUNNING"
+                    and float(run.data.params.get("learning_rate", 0)) < 1
+                ):
+                    for trial_dir in tmp_path.glob(
+                        f"ray_results/*/*{run.data.tags['ray_trial_id']}*"
+                    ):
                         results = trial_dir / "result.json"
-                        if list(trial_dir.glob("checkpoint_*")) and results.is_file() and results.read_text().strip():
+                        if (
+                            list(trial_dir.glob("checkpoint_*"))
+                            and results.is_file()
+                            and results.read_text().strip()
+                        ):
                             return run
             return None
 
-        victim = wait_for(training_run_with_checkpoint, 300, "a trial with a checkpoint", interval_s=0.2)
+        victim = wait_for(
+            training_run_with_checkpoint, 300, "a trial with a checkpoint", interval_s=0.2
+        )
         node = next(w for w in workers if w.node_id == victim.data.tags["ray_node_id"])
         cluster.remove_node(node)
         driver.join(timeout=400)
@@ -74,7 +103,9 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
 
     assert outcome["failed"] == 1  # the diverging trial, and only it
     runs = child_runs(uri)
-    assert len(runs) == 3 and len({r.data.tags["ray_trial_id"] for r in runs}) == 3  # nothing duplicated
+    assert (
+        len(runs) == 3 and len({r.data.tags["ray_trial_id"] for r in runs}) == 3
+    )  # nothing duplicated
     diverged = [r for r in runs if float(r.data.params["learning_rate"]) > 1]
     assert len(diverged) == 1 and diverged[0].info.status == "FAILED"
     assert diverged[0].data.tags["failure"].startswith("TrainingDiverged: loss became nan")
@@ -94,9 +125,25 @@ def _free_port() -> int:
 def _start_mlflow_server(root: Path, port: int) -> subprocess.Popen:
     log = open(root / "mlflow-server.log", "a")
     server = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-         "--backend-store-uri", f"sqlite:///{root / 'server.db'}", "--artifacts-destination", str(root / "artifacts")],
-        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "mlflow",
+            "server",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+            "--backend-store-uri",
+            f"sqlite:///{root / 'server.db'}",
+            "--artifacts-destination",
+            str(root / "artifacts"),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
 
     def healthy():
@@ -136,13 +183,48 @@ def test_tracking_server_outage_loses_no_finished_trial(tmp_path):
     workdir = tmp_path / "work"
     workdir.mkdir()
     # No MLflow-level retries: the sweep's own fallback (results in the Ray checkpoint) is what is tested.
-    env = {**os.environ, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "RAY_TMPDIR": tempfile.mkdtemp(prefix="xr", dir="/tmp")}
-    driver = start_script(workdir, "--tracking-uri", uri, *TINY, *ONE_EAR, "--set", "seeds=0", "--set", "epochs=3", "--set", "max_train_examples=600", env=env)
+    env = {
+        **os.environ,
+        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0",
+        "RAY_TMPDIR": tempfile.mkdtemp(prefix="xr", dir="/tmp"),
+    }
+    driver = start_script(
+        workdir,
+        "--tracking-uri",
+        uri,
+        *TINY,
+        *ONE_EAR,
+        "--set",
+        "seeds=0",
+        "--set",
+        "epochs=3",
+        "--set",
+        "max_train_examples=600",
+        env=env,
+    )
     try:
-        both_training = lambda: len([r for r in child_runs(uri) if r.info.status == "RUNNING" and "train/loss" in r.data.metrics]) == 2
+        both_training = lambda: (
+            len(
+                [
+                    r
+                    for r in child_runs(uri)
+                    if r.info.status == "RUNNING" and "train/loss" in r.data.metrics
+                ]
+            )
+            == 2
+        )
         wait_for(both_training, 300, "both trials to report a curve point")
         _stop(server)
-        unlogged = lambda: len([r for r in _trial_results(workdir) if r.get("trial_complete") and r.get("mlflow_logged") is False]) == 2
+        unlogged = lambda: (
+            len(
+                [
+                    r
+                    for r in _trial_results(workdir)
+                    if r.get("trial_complete") and r.get("mlflow_logged") is False
+                ]
+            )
+            == 2
+        )
         wait_for(unlogged, 300, "both trials to finish while the server is down")
         server = _start_mlflow_server(tmp_path, port)
         assert driver.wait(timeout=300) == 0, (workdir / "driver.log").read_text()[-3000:]
@@ -157,7 +239,11 @@ def test_tracking_server_outage_loses_no_finished_trial(tmp_path):
     for run in runs:
         assert {"dev/en/accuracy", "test/es/accuracy", "train/best_step"} <= set(run.data.metrics)
         curve = client.get_metric_history(run.info.run_id, "train/loss")
-        assert len(curve) >= 3 and len({point.step for point in curve}) == len(curve)  # outage points arrived, once each
-        assert list((tmp_path / "artifacts").glob(f"*/{run.info.run_id}/artifacts/predictions/test-es.json"))
+        assert len(curve) >= 3 and len({point.step for point in curve}) == len(
+            curve
+        )  # outage points arrived, once each
+        assert list(
+            (tmp_path / "artifacts").glob(f"*/{run.info.run_id}/artifacts/predictions/test-es.json")
+        )
     log = (workdir / "driver.log").read_text()
     assert "from its Ray checkpoint" in log and "Selected configuration" in log

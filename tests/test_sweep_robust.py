@@ -8,14 +8,29 @@ import pytest
 from mlflow.tracking import MlflowClient
 from sweep_helpers import run_smoke_sweep
 
-FAST = ["--set", "epochs=1", "--set", "max_train_examples=200", "--set", "max_eval_examples=60", "--set", "tiny_layers=2", "--set", "evals_per_epoch=1"]
+FAST = [
+    "--set",
+    "epochs=1",
+    "--set",
+    "max_train_examples=200",
+    "--set",
+    "max_eval_examples=60",
+    "--set",
+    "tiny_layers=2",
+    "--set",
+    "evals_per_epoch=1",
+]
 
 
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
-    uri, completed = run_smoke_sweep("robust_xnli", tmp_path_factory.mktemp("robust"), *FAST, timeout=900)
+    uri, completed = run_smoke_sweep(
+        "robust_xnli", tmp_path_factory.mktemp("robust"), *FAST, timeout=900
+    )
     client = MlflowClient(uri)
-    runs = client.search_runs([client.get_experiment_by_name("robust_xnli").experiment_id], max_results=100)
+    runs = client.search_runs(
+        [client.get_experiment_by_name("robust_xnli").experiment_id], max_results=100
+    )
     return client, runs, completed
 
 
@@ -27,7 +42,13 @@ def test_every_method_ran_the_same_seeds_with_generalized_and_mixed_metrics(swee
     for child in children:
         seeds.setdefault(child.data.params["method"], set()).add(child.data.params["seed"])
         metrics = child.data.metrics
-        assert {"test/es/accuracy", "test/en-es/accuracy", "test/es-en/accuracy", "test/de-ru/accuracy", "mixed/es/accuracy"} <= set(metrics)
+        assert {
+            "test/es/accuracy",
+            "test/en-es/accuracy",
+            "test/es-en/accuracy",
+            "test/de-ru/accuracy",
+            "mixed/es/accuracy",
+        } <= set(metrics)
         assert "test/es-es/accuracy" not in metrics  # the diagonal is test/es itself
     assert seeds == {method: {"0", "1"} for method in ("finetune", "adv", "rs_rp", "rs_da")}
     adv = next(c for c in children if c.data.params["method"] == "adv")
@@ -37,17 +58,36 @@ def test_every_method_ran_the_same_seeds_with_generalized_and_mixed_metrics(swee
 
 def test_pair_artifacts_carry_per_example_scores(sweep, tmp_path):
     client, runs, _ = sweep
-    child = next(r for r in runs if r.data.tags.get("xlt.role") == "trial" and r.data.params["method"] == "rs_da")
+    child = next(
+        r
+        for r in runs
+        if r.data.tags.get("xlt.role") == "trial" and r.data.params["method"] == "rs_da"
+    )
     for key, lang in (("test-en-es", "en-es"), ("mixed-de", "de")):
-        payload = json.loads(Path(client.download_artifacts(child.info.run_id, f"predictions/{key}.json", str(tmp_path))).read_text())
-        assert payload["lang"] == lang and payload["metric"] == "accuracy" and len(payload["scores"]) == 60
+        payload = json.loads(
+            Path(
+                client.download_artifacts(
+                    child.info.run_id, f"predictions/{key}.json", str(tmp_path)
+                )
+            ).read_text()
+        )
+        assert (
+            payload["lang"] == lang
+            and payload["metric"] == "accuracy"
+            and len(payload["scores"]) == 60
+        )
         split = key.split("-")[0]
-        assert sum(payload["scores"]) / 60 == pytest.approx(child.data.metrics[f"{split}/{lang}/accuracy"])
+        assert sum(payload["scores"]) / 60 == pytest.approx(
+            child.data.metrics[f"{split}/{lang}/accuracy"]
+        )
 
 
 def test_parent_records_the_bootstrap_test_and_holds_the_report(sweep):
     client, runs, completed = sweep
     parent = next(r for r in runs if r.data.tags.get("xlt.role") == "parent")
     assert parent.data.params["significance_test"] == "bootstrap"
-    assert {a.path for a in client.list_artifacts(parent.info.run_id, "report")} >= {"report/report.md", "report/selected_config.json"}
+    assert {a.path for a in client.list_artifacts(parent.info.run_id, "report")} >= {
+        "report/report.md",
+        "report/selected_config.json",
+    }
     assert "Selected configuration" in completed.stdout

@@ -15,9 +15,9 @@ from pathlib import Path
 import optuna
 import pytest
 from mlflow.tracking import MlflowClient
+from sweep_helpers import SCRIPT, TINY, child_runs, kill_driver, parent_runs, start_script, wait_for
 
 from analysis.collect import collect_trials
-from sweep_helpers import SCRIPT, TINY, child_runs, kill_driver, parent_runs, start_script, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -26,17 +26,44 @@ def searched(tmp_path_factory):
     Yields the working directory, the tracking URI, and the runs finished before the kill."""
     workdir = tmp_path_factory.mktemp("search")
     uri = f"sqlite:///{workdir / 'mlflow.db'}"
-    args = ["--preset", "smoke", "--strategy", "search", "--tracking-uri", uri, *TINY, "--set", "search_trials=3"]
-    ray_tmpdir = tempfile.mkdtemp(prefix="xr", dir="/tmp")  # short: Ray's socket paths have a length limit
+    args = [
+        "--preset",
+        "smoke",
+        "--strategy",
+        "search",
+        "--tracking-uri",
+        uri,
+        *TINY,
+        "--set",
+        "search_trials=3",
+    ]
+    ray_tmpdir = tempfile.mkdtemp(
+        prefix="xr", dir="/tmp"
+    )  # short: Ray's socket paths have a length limit
     env = {**os.environ, "RAY_TMPDIR": ray_tmpdir}
     driver = start_script(workdir, *args, env=env)
     try:
-        finished = wait_for(lambda: [r for r in child_runs(uri) if r.info.status == "FINISHED"], 300, "a finished trial")
+        finished = wait_for(
+            lambda: [r for r in child_runs(uri) if r.info.status == "FINISHED"],
+            300,
+            "a finished trial",
+        )
     finally:
         kill_driver(driver, ray_tmpdir)
-    before = {r.info.run_id: r.info.end_time for r in child_runs(uri) if r.info.status in ("FINISHED", "KILLED")}
+    before = {
+        r.info.run_id: r.info.end_time
+        for r in child_runs(uri)
+        if r.info.status in ("FINISHED", "KILLED")
+    }
     assert finished and before
-    resumed = subprocess.run([sys.executable, str(SCRIPT), *args, "--resume"], cwd=workdir, env=env, capture_output=True, text=True, timeout=600)
+    resumed = subprocess.run(
+        [sys.executable, str(SCRIPT), *args, "--resume"],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert "Resuming sweep" in resumed.stdout
     return workdir, uri, before
@@ -80,10 +107,23 @@ def test_report_is_built_from_phase_two_only(searched, tmp_path):
     client = MlflowClient(uri)
     final_ids = {r.info.run_id for r in child_runs(uri) if r.data.tags["phase"] == "final"}
     assert set(collect_trials(client, parent.info.run_id)["run_id"]) == final_ids
-    searched_finished = {r.info.run_id for r in child_runs(uri) if r.data.tags["phase"] == "search" and r.info.status == "FINISHED"}
+    searched_finished = {
+        r.info.run_id
+        for r in child_runs(uri)
+        if r.data.tags["phase"] == "search" and r.info.status == "FINISHED"
+    }
     if searched_finished:
-        assert set(collect_trials(client, parent.info.run_id, phase="search")["run_id"]) == searched_finished
-    selected = json.loads(Path(client.download_artifacts(parent.info.run_id, "report/selected_config.json", str(tmp_path))).read_text())
+        assert (
+            set(collect_trials(client, parent.info.run_id, phase="search")["run_id"])
+            == searched_finished
+        )
+    selected = json.loads(
+        Path(
+            client.download_artifacts(
+                parent.info.run_id, "report/selected_config.json", str(tmp_path)
+            )
+        ).read_text()
+    )
     assert selected["run_ids"] and set(selected["run_ids"]) <= final_ids
 
 
@@ -94,5 +134,8 @@ def test_optuna_study_is_stored_for_the_dashboard(searched):
     assert storage == f"sqlite:///{workdir / 'optuna.db'}"
     study = optuna.load_study(study_name=parent.data.tags["optuna_study"], storage=storage)
     assert len(study.trials) == 3
-    assert all(set(t.params) == {"point/method", "point/alpha", "point/beta", "point/layer", "point/m"} for t in study.trials)
+    assert all(
+        set(t.params) == {"point/method", "point/alpha", "point/beta", "point/layer", "point/m"}
+        for t in study.trials
+    )
     assert all(t.params["point/layer"] == 2 for t in study.trials)  # --set layer=2 fixes that axis

@@ -8,11 +8,21 @@ from pathlib import Path
 import pytest
 
 from xlt_core.data.examples import PairExample
-from xlt_core.data.synonyms import augment_copies, augment_pair, augment_sentence, load_synonym_table
+from xlt_core.data.synonyms import (
+    augment_copies,
+    augment_pair,
+    augment_sentence,
+    load_synonym_table,
+)
 from xlt_core.data.synthetic import synthetic_synonyms, synthetic_xnli
 from xlt_core.errors import DataError
 
-HAND_MADE = {"big": ["large", "huge"], "dog": ["hound"], "the": [], "runs": ["sprints", "jogs", "dashes"]}
+HAND_MADE = {
+    "big": ["large", "huge"],
+    "dog": ["hound"],
+    "the": [],
+    "runs": ["sprints", "jogs", "dashes"],
+}
 
 
 @pytest.fixture
@@ -94,7 +104,9 @@ def test_synthetic_table_makes_augmentation_change_synthetic_sentences():
     rng = random.Random(0)
     sentences = [example.sentence1 for example in synthetic_xnli("dev", "en")]
     augmented = [augment_sentence(sentence, table, rng) for sentence in sentences]
-    assert sum(new != old for new, old in zip(augmented, sentences, strict=True)) >= 0.5 * len(sentences)
+    assert sum(new != old for new, old in zip(augmented, sentences, strict=True)) >= 0.5 * len(
+        sentences
+    )
 
 
 def test_loads_the_real_table_once_per_path(counterfitted):

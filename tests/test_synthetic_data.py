@@ -34,7 +34,11 @@ print(hashlib.sha256("".join(parts).encode()).hexdigest())
 
 def fingerprint_here() -> str:
     parts = [repr(synthetic_xnli("train", "en"))]
-    parts += [repr(synthetic_xnli(split, lang)) for split in ("dev", "test") for lang in SYNTHETIC_LANGUAGES]
+    parts += [
+        repr(synthetic_xnli(split, lang))
+        for split in ("dev", "test")
+        for lang in SYNTHETIC_LANGUAGES
+    ]
     return hashlib.sha256("".join(parts).encode()).hexdigest()
 
 
@@ -45,7 +49,11 @@ def test_two_calls_return_equal_examples():
 def test_output_is_identical_in_a_fresh_process():
     environment = dict(os.environ, PYTHONHASHSEED="12345")
     result = subprocess.run(
-        [sys.executable, "-c", FINGERPRINT_SCRIPT], capture_output=True, text=True, env=environment, check=True
+        [sys.executable, "-c", FINGERPRINT_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
     )
     assert result.stdout.strip() == fingerprint_here()
 
@@ -88,12 +96,18 @@ def test_derived_languages_are_parallel_to_english(lang):
             len(example.sentence1.split()) for example in english
         ]
         # Cognates can leave a short es sentence unchanged, but not many.
-        assert sum(d.sentence1 != e.sentence1 for d, e in zip(derived, english, strict=True)) >= 0.9 * len(english)
+        assert sum(
+            d.sentence1 != e.sentence1 for d, e in zip(derived, english, strict=True)
+        ) >= 0.9 * len(english)
 
 
 def shared_token_fraction(lang: str) -> float:
-    english_tokens = {word for example in synthetic_xnli("test", "en") for word in example.sentence1.split()}
-    tokens = [word for example in synthetic_xnli("test", lang) for word in example.sentence1.split()]
+    english_tokens = {
+        word for example in synthetic_xnli("test", "en") for word in example.sentence1.split()
+    }
+    tokens = [
+        word for example in synthetic_xnli("test", lang) for word in example.sentence1.split()
+    ]
     return sum(token in english_tokens for token in tokens) / len(tokens)
 
 
@@ -104,16 +118,22 @@ def test_overlap_with_english_shrinks_with_distance():
 
 def test_german_stand_in_puts_the_verb_last():
     german_words = _lexicon("de")
-    for english, german in zip(synthetic_xnli("dev", "en"), synthetic_xnli("dev", "de"), strict=True):
+    for english, german in zip(
+        synthetic_xnli("dev", "en"), synthetic_xnli("dev", "de"), strict=True
+    ):
         words = english.sentence1.split()
-        verb = words[words.index("the", 1) - 1]  # English order: the [adjective] subject verb the ...
+        verb = words[
+            words.index("the", 1) - 1
+        ]  # English order: the [adjective] subject verb the ...
         assert german.sentence1.split()[-1] == german_words[verb]
 
 
 def test_synonym_table_has_the_counterfitted_format():
     table = synthetic_synonyms()
     assert 60 <= len(table) <= 150
-    assert all(word == word.lower() and isinstance(neighbours, list) for word, neighbours in table.items())
+    assert all(
+        word == word.lower() and isinstance(neighbours, list) for word, neighbours in table.items()
+    )
     assert any(neighbours == [] for neighbours in table.values())
     # Neighbourhood is symmetric and never lists the word itself.
     for word, neighbours in table.items():
@@ -124,7 +144,11 @@ def test_synonym_table_has_the_counterfitted_format():
 def test_every_english_word_is_in_the_table_and_entailments_use_synonyms():
     table = synthetic_synonyms()
     examples = synthetic_xnli("train", "en")
-    assert all(word in table for example in examples for word in f"{example.sentence1} {example.sentence2}".split())
+    assert all(
+        word in table
+        for example in examples
+        for word in f"{example.sentence1} {example.sentence2}".split()
+    )
     restated = [
         example
         for example in examples

@@ -14,7 +14,13 @@ from xlt_core.trial import check_resources, run_trial
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m xlt_core", description=__doc__)
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a TrialConfig setting (repeatable)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a TrialConfig setting (repeatable)",
+    )
     args = parser.parse_args(argv)
     try:
         config = TrialConfig.from_dict(parse_assignments(args.set))
@@ -23,7 +29,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     result = run_trial(config, ListReporter(verbose=True))
-    print(json.dumps({"metrics": result.metrics, "best_step": result.best_step, "train_seconds": round(result.train_seconds, 1)}, indent=2))
+    print(
+        json.dumps(
+            {
+                "metrics": result.metrics,
+                "best_step": result.best_step,
+                "train_seconds": round(result.train_seconds, 1),
+            },
+            indent=2,
+        )
+    )
     return 0
 
 

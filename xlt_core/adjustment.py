@@ -36,7 +36,12 @@ from xlt_core.config import TINY_MODEL, TrialConfig
 from xlt_core.data.alignment import AlignedPairs, aligned_pairs, tokenizer_fingerprint
 from xlt_core.data.parallel import ParallelCorpus, load_parallel, parallel_languages
 from xlt_core.errors import ConfigError
-from xlt_core.objectives.alignment import ContinualAlignment, alignment_distances, alignment_losses, make_batch
+from xlt_core.objectives.alignment import (
+    ContinualAlignment,
+    alignment_distances,
+    alignment_losses,
+    make_batch,
+)
 
 ADJUSTED_METHODS = ("adjusted", "adjusted_continual")
 HELD_OUT_SHARE, HELD_OUT_MAX = 0.1, 200
@@ -52,13 +57,20 @@ def parallel_targets(config: TrialConfig) -> list[str]:
 def check_parallel(config: TrialConfig) -> None:
     """Refuse an adjusted method without parallel data for any target language (cheap)."""
     if config.method in ADJUSTED_METHODS and not parallel_targets(config):
-        raise ConfigError("parallel_data", config.parallel_data, f"parallel {config.source_lang}-X data for at least one of target_langs={','.join(config.target_langs)}")
+        raise ConfigError(
+            "parallel_data",
+            config.parallel_data,
+            f"parallel {config.source_lang}-X data for at least one of target_langs={','.join(config.target_langs)}",
+        )
 
 
 def parallel_corpora(config: TrialConfig) -> list[ParallelCorpus]:
     if not config.parallel_data:
         return []
-    return [load_parallel(config.parallel_data, config.source_lang, lang, config.parallel_max_sentences) for lang in parallel_targets(config)]
+    return [
+        load_parallel(config.parallel_data, config.source_lang, lang, config.parallel_max_sentences)
+        for lang in parallel_targets(config)
+    ]
 
 
 def tokenizer_texts(config: TrialConfig) -> list[str]:
@@ -67,7 +79,9 @@ def tokenizer_texts(config: TrialConfig) -> list[str]:
     same tokenizer, so the comparison stays fair). Pretrained tokenizers need none."""
     if config.model != TINY_MODEL:
         return []
-    return [text for corpus in parallel_corpora(config) for text in (*corpus.source, *corpus.target)]
+    return [
+        text for corpus in parallel_corpora(config) for text in (*corpus.source, *corpus.target)
+    ]
 
 
 def split_pairs(config: TrialConfig, tokenizer) -> tuple[AlignedPairs, AlignedPairs]:
@@ -82,7 +96,20 @@ def split_pairs(config: TrialConfig, tokenizer) -> tuple[AlignedPairs, AlignedPa
     return _concatenate(train_parts), _concatenate(held_out_parts)
 
 
-def adjust(encoder, frozen_encoder, pairs: AlignedPairs, held_out: AlignedPairs, pad_id: int, *, epochs: float, learning_rate: float, batch_size: int, reg_weight: float, seed: int, device: torch.device) -> dict[str, float]:
+def adjust(
+    encoder,
+    frozen_encoder,
+    pairs: AlignedPairs,
+    held_out: AlignedPairs,
+    pad_id: int,
+    *,
+    epochs: float,
+    learning_rate: float,
+    batch_size: int,
+    reg_weight: float,
+    seed: int,
+    device: torch.device,
+) -> dict[str, float]:
     """Eq. 1 on `encoder` in place: minimise align + reg_weight * reg over `pairs`.
     Returns the held-out distances before and after, and the training loss parts."""
     encoder.to(device)
@@ -91,7 +118,9 @@ def adjust(encoder, frozen_encoder, pairs: AlignedPairs, held_out: AlignedPairs,
     steps_per_epoch = math.ceil(len(pairs) / batch_size)
     total_steps = max(1, math.ceil(epochs * steps_per_epoch))
     optimizer = torch.optim.AdamW(encoder.parameters(), lr=learning_rate)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(WARMUP_RATIO * total_steps), total_steps)
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, int(WARMUP_RATIO * total_steps), total_steps
+    )
     generator = torch.Generator().manual_seed(seed)
     sums = {"align": 0.0, "reg": 0.0}
     encoder.train()
@@ -99,7 +128,9 @@ def adjust(encoder, frozen_encoder, pairs: AlignedPairs, held_out: AlignedPairs,
         position = step % steps_per_epoch
         if position == 0:
             order = torch.randperm(len(pairs), generator=generator).tolist()
-        batch = make_batch(pairs, order[position * batch_size : (position + 1) * batch_size], pad_id).to(device)
+        batch = make_batch(
+            pairs, order[position * batch_size : (position + 1) * batch_size], pad_id
+        ).to(device)
         align, reg = alignment_losses(encoder, frozen_encoder, batch)
         optimizer.zero_grad(set_to_none=True)
         (align + reg_weight * reg).backward()
@@ -130,27 +161,67 @@ def prepare_method(config: TrialConfig, model, tokenizer, objective, device: tor
     original = copy.deepcopy(model.base_model).eval()
     for parameter in original.parameters():
         parameter.requires_grad_(False)
-    metrics = _adjusted_encoder(config, model.base_model, original, pairs, held_out, tokenizer, device)
+    metrics = _adjusted_encoder(
+        config, model.base_model, original, pairs, held_out, tokenizer, device
+    )
     if config.method == "adjusted_continual":
-        objective = ContinualAlignment(objective, pairs, original, config.continual_alpha, config.continual_reg_weight, tokenizer.pad_token_id, config.seed, config.continual_pairs)
+        objective = ContinualAlignment(
+            objective,
+            pairs,
+            original,
+            config.continual_alpha,
+            config.continual_reg_weight,
+            tokenizer.pad_token_id,
+            config.seed,
+            config.continual_pairs,
+        )
     return objective, metrics
 
 
-def _adjusted_encoder(config, encoder, original, pairs, held_out, tokenizer, device) -> dict[str, float]:
+def _adjusted_encoder(
+    config, encoder, original, pairs, held_out, tokenizer, device
+) -> dict[str, float]:
     directory = Path(config.cache_dir) / "adjusted" / _adjustment_key(config, tokenizer, pairs)
     directory.parent.mkdir(parents=True, exist_ok=True)
     with open(f"{directory}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # a concurrent trial with the same key waits, then reuses
         if not (directory / "metrics.json").exists():
-            metrics = adjust(encoder, original, pairs, held_out, tokenizer.pad_token_id, epochs=config.adjust_epochs, learning_rate=config.adjust_learning_rate, batch_size=config.adjust_batch_size, reg_weight=config.adjust_reg_weight, seed=config.seed, device=device)
+            metrics = adjust(
+                encoder,
+                original,
+                pairs,
+                held_out,
+                tokenizer.pad_token_id,
+                epochs=config.adjust_epochs,
+                learning_rate=config.adjust_learning_rate,
+                batch_size=config.adjust_batch_size,
+                reg_weight=config.adjust_reg_weight,
+                seed=config.seed,
+                device=device,
+            )
             _save(directory, encoder.state_dict(), metrics)
     encoder.load_state_dict(torch.load(directory / "encoder.pt", map_location="cpu"))
     return json.loads((directory / "metrics.json").read_text())
 
 
 def _adjustment_key(config: TrialConfig, tokenizer, pairs: AlignedPairs) -> str:
-    fields = ("model", "tiny_hidden_size", "tiny_layers", "tiny_heads", "parallel_data", "parallel_max_sentences", "max_seq_length", "adjust_epochs", "adjust_learning_rate", "adjust_batch_size", "adjust_reg_weight", "seed")
-    settings = {name: getattr(config, name) for name in fields} | {"langs": parallel_targets(config)}
+    fields = (
+        "model",
+        "tiny_hidden_size",
+        "tiny_layers",
+        "tiny_heads",
+        "parallel_data",
+        "parallel_max_sentences",
+        "max_seq_length",
+        "adjust_epochs",
+        "adjust_learning_rate",
+        "adjust_batch_size",
+        "adjust_reg_weight",
+        "seed",
+    )
+    settings = {name: getattr(config, name) for name in fields} | {
+        "langs": parallel_targets(config)
+    }
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     digest.update(tokenizer_fingerprint(tokenizer).encode())
     digest.update(repr(pairs.links[:50]).encode())

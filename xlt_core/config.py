@@ -72,7 +72,9 @@ class TrialConfig:
     epsilon: float = 0.01
     adv_steps: int = 1  # projected gradient-sign ascent steps (1 = FGSM)
     adv_step_scale: float = 1.0  # each ascent step is adv_step_scale * epsilon
-    rs_da_variant: str = "released"  # released: train on the m copies only; keep_originals: also on x
+    rs_da_variant: str = (
+        "released"  # released: train on the m copies only; keep_originals: also on x
+    )
 
     # Cross-lingual adjustment (Efimov et al. 2023, after Cao et al. 2020): parallel data
     # ("synthetic", a directory of line-aligned <name>.<lang> files, or "hub:<OPUS-style id>"),
@@ -128,7 +130,11 @@ class TrialConfig:
         known = {f.name for f in dataclasses.fields(cls) if f.name != "extra"}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ConfigError(unknown[0], values[unknown[0]], f"unknown setting; known settings: {', '.join(sorted(known))}")
+            raise ConfigError(
+                unknown[0],
+                values[unknown[0]],
+                f"unknown setting; known settings: {', '.join(sorted(known))}",
+            )
         coerced = {name: coerce_setting(name, value) for name, value in values.items()}
         config = cls(**coerced)
         config.validate()
@@ -142,12 +148,17 @@ class TrialConfig:
 
     def hyperparameters(self) -> dict[str, Any]:
         """The method's hyperparameters (what a sweep varies besides the seed)."""
-        return {"method": self.method, **{name: getattr(self, name) for name in METHOD_HYPERPARAMETERS[self.method]}}
+        return {
+            "method": self.method,
+            **{name: getattr(self, name) for name in METHOD_HYPERPARAMETERS[self.method]},
+        }
 
     def selection_metric(self) -> str:
         """The final metric that model and configuration selection rank by: English dev
         (the zero-shot protocol never selects on test), or all dev queries for retrieval."""
-        return {"ner": "dev/en/f1", "qa": "dev/en/f1", "xsr": "dev/pooled/mrr"}.get(self.task, f"dev/{self.source_lang}/accuracy")
+        return {"ner": "dev/en/f1", "qa": "dev/en/f1", "xsr": "dev/pooled/mrr"}.get(
+            self.task, f"dev/{self.source_lang}/accuracy"
+        )
 
     def config_key(self) -> str:
         """A hash of every setting except the seed: runs that differ only by seed share it."""
@@ -170,16 +181,24 @@ class TrialConfig:
         require_one_of("method", self.method, METHODS)
         require_one_of("data_source", self.data_source, DATA_SOURCES)
         if self.data_source == "local" and not self.data_dir:
-            raise ConfigError("data_dir", self.data_dir, "a directory is required when data_source='local'")
+            raise ConfigError(
+                "data_dir", self.data_dir, "a directory is required when data_source='local'"
+            )
         if not self.model:
             raise ConfigError("model", self.model, f"'{TINY_MODEL}', a hub id or a local directory")
         if not self.target_langs:
             raise ConfigError("target_langs", self.target_langs, "at least one target language")
         if self.source_lang != "en":
-            raise ConfigError("source_lang", self.source_lang, "only 'en' (the training data is English)")
+            raise ConfigError(
+                "source_lang", self.source_lang, "only 'en' (the training data is English)"
+            )
         if self.uses_synonyms and self.data_source == "hub" and not self.synonyms:
             # The counter-fitted neighbour table is not on the hub.
-            raise ConfigError("synonyms", self.synonyms, f"a path to a JSON neighbour table such as counterfitted_neighbors.json (method={self.method} on hub data needs one)")
+            raise ConfigError(
+                "synonyms",
+                self.synonyms,
+                f"a path to a JSON neighbour table such as counterfitted_neighbors.json (method={self.method} on hub data needs one)",
+            )
         _at_least("alpha", self.alpha, 0.0)
         _at_least("beta", self.beta, 0.0)
         _at_least("m", self.m, 1)
@@ -192,17 +211,41 @@ class TrialConfig:
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(name, getattr(self, name), "true or false")
         if self.split_dev_files and self.data_source != "local":
-            raise ConfigError("split_dev_files", self.split_dev_files, "false unless data_source='local' (it cuts a local directory's dev files)")
-        if self.model == TINY_MODEL and "layer" in METHOD_HYPERPARAMETERS[self.method] and self.layer > self.tiny_layers:
-            raise ConfigError("layer", self.layer, f"a layer between 1 and {self.tiny_layers} (the tiny model has tiny_layers={self.tiny_layers})")
+            raise ConfigError(
+                "split_dev_files",
+                self.split_dev_files,
+                "false unless data_source='local' (it cuts a local directory's dev files)",
+            )
+        if (
+            self.model == TINY_MODEL
+            and "layer" in METHOD_HYPERPARAMETERS[self.method]
+            and self.layer > self.tiny_layers
+        ):
+            raise ConfigError(
+                "layer",
+                self.layer,
+                f"a layer between 1 and {self.tiny_layers} (the tiny model has tiny_layers={self.tiny_layers})",
+            )
         if self.method in ("adjusted", "adjusted_continual") and not self.parallel_data:
-            raise ConfigError("parallel_data", self.parallel_data, f"'synthetic', a directory of line-aligned files or 'hub:<dataset id>' (method={self.method} needs parallel data)")
+            raise ConfigError(
+                "parallel_data",
+                self.parallel_data,
+                f"'synthetic', a directory of line-aligned files or 'hub:<dataset id>' (method={self.method} needs parallel data)",
+            )
         if self.task == "xsr" and self.method == "adjusted_continual":
             # Eq. 2 adds the alignment loss to a task loss; retrieval evaluates the encoder
             # without fine-tuning, so there is no task loss to add it to.
-            raise ConfigError("method", self.method, "finetune (the original encoder) or adjusted for task=xsr, which has no fine-tuning")
+            raise ConfigError(
+                "method",
+                self.method,
+                "finetune (the original encoder) or adjusted for task=xsr, which has no fine-tuning",
+            )
         if self.task == "xsr" and self.model == TINY_MODEL and not self.parallel_data:
-            raise ConfigError("parallel_data", self.parallel_data, "parallel data for task=xsr with the tiny model (its tokenizer is trained on the parallel text)")
+            raise ConfigError(
+                "parallel_data",
+                self.parallel_data,
+                "parallel data for task=xsr with the tiny model (its tokenizer is trained on the parallel text)",
+            )
         _at_least("parallel_max_sentences", self.parallel_max_sentences, 10)
         _positive("adjust_epochs", self.adjust_epochs)
         _positive("adjust_learning_rate", self.adjust_learning_rate)
@@ -227,7 +270,11 @@ class TrialConfig:
         _at_least("tiny_layers", self.tiny_layers, 1)
         _at_least("tiny_heads", self.tiny_heads, 1)
         if self.tiny_hidden_size % self.tiny_heads:
-            raise ConfigError("tiny_heads", self.tiny_heads, f"a divisor of tiny_hidden_size={self.tiny_hidden_size}")
+            raise ConfigError(
+                "tiny_heads",
+                self.tiny_heads,
+                f"a divisor of tiny_hidden_size={self.tiny_hidden_size}",
+            )
         _at_least("tiny_vocab_size", self.tiny_vocab_size, 100)
 
     def synonym_path(self) -> Path | None:
@@ -276,7 +323,6 @@ def coerce_setting(name: str, value: Any) -> Any:
             raise ConfigError(name, value, "a finite number")
         return number
     return value
-
 
 
 def _at_least(name: str, value: float, low: float) -> None:

@@ -39,8 +39,12 @@ def evaluation_sets(config: TrialConfig) -> dict[tuple[str, str], list[PairExamp
         for first in languages:
             for second in languages:
                 if first != second:
-                    sets[("test", pair_language(first, second))] = cross_lingual_pairs(test[first], test[second])
+                    sets[("test", pair_language(first, second))] = cross_lingual_pairs(
+                        test[first], test[second]
+                    )
     if config.mixed_language:
         for lang in config.target_langs:
-            sets[("mixed", lang)] = mixed_language_pairs(test[config.source_lang], test[lang], MIXED_LANGUAGE_SEED)
+            sets[("mixed", lang)] = mixed_language_pairs(
+                test[config.source_lang], test[lang], MIXED_LANGUAGE_SEED
+            )
     return sets

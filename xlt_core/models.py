@@ -40,7 +40,12 @@ HEADS = {
 }
 
 
-def load_model(config: TrialConfig, num_labels: int, training_texts: Iterable[str], head: str = "sequence_classification") -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+def load_model(
+    config: TrialConfig,
+    num_labels: int,
+    training_texts: Iterable[str],
+    head: str = "sequence_classification",
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
     """The model and tokenizer a trial trains; the head is initialised from `config.seed`.
 
     Attention probabilities are needed by EAR's APT, and transformers 5 defaults to sdpa
@@ -64,7 +69,9 @@ def load_model(config: TrialConfig, num_labels: int, training_texts: Iterable[st
         model_config._attn_implementation = "eager"
         return tiny_class(model_config), tokenizer
     tokenizer = AutoTokenizer.from_pretrained(config.model)
-    model = auto_class.from_pretrained(config.model, num_labels=num_labels, attn_implementation="eager")
+    model = auto_class.from_pretrained(
+        config.model, num_labels=num_labels, attn_implementation="eager"
+    )
     return model, tokenizer
 
 
@@ -75,7 +82,9 @@ def model_depth(config: TrialConfig) -> int:
     try:
         model_config = AutoConfig.from_pretrained(config.model)
     except (OSError, ValueError) as error:
-        raise ConfigError("model", config.model, f"a hub id or a local directory with a config.json ({error})") from None
+        raise ConfigError(
+            "model", config.model, f"a hub id or a local directory with a config.json ({error})"
+        ) from None
     return model_config.num_hidden_layers
 
 
@@ -95,7 +104,9 @@ def _train_wordpiece(texts: list[str], vocab_size: int) -> BertTokenizerFast:
     tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=False)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS))
+    tokenizer.train_from_iterator(
+        texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS)
+    )
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]",

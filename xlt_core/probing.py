@@ -35,13 +35,21 @@ def trained_state(method: str) -> str:
 
 
 @torch.no_grad()
-def linked_word_vectors(encoder, pairs: AlignedPairs, pad_id: int, device: torch.device, batch_size: int = 32) -> tuple[torch.Tensor, torch.Tensor]:
+def linked_word_vectors(
+    encoder, pairs: AlignedPairs, pad_id: int, device: torch.device, batch_size: int = 32
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(source, target) last-layer vectors of every link of `pairs`, in link order: (links, hidden) each."""
     encoder.to(device).eval()
     sources, targets = [], []
     for start in range(0, len(pairs), batch_size):
-        batch = make_batch(pairs, range(start, min(start + batch_size, len(pairs))), pad_id).to(device)
-        sources.append(encode_words(encoder, batch.source, batch.source_spans)[batch.linked_source].float().cpu())
+        batch = make_batch(pairs, range(start, min(start + batch_size, len(pairs))), pad_id).to(
+            device
+        )
+        sources.append(
+            encode_words(encoder, batch.source, batch.source_spans)[batch.linked_source]
+            .float()
+            .cpu()
+        )
         targets.append(encode_words(encoder, batch.target, batch.target_spans).float().cpu())
     return torch.cat(sources), torch.cat(targets)
 
@@ -73,7 +81,9 @@ def unrelated_partners(pairs: AlignedPairs, seed: int) -> np.ndarray:
     return partners
 
 
-def pair_distances(encoder, pairs: AlignedPairs, pad_id: int, device: torch.device, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def pair_distances(
+    encoder, pairs: AlignedPairs, pad_id: int, device: torch.device, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """(related, unrelated) L2 distances, one of each per link of `pairs`."""
     source, target = linked_word_vectors(encoder, pairs, pad_id, device)
     partners = torch.from_numpy(unrelated_partners(pairs, seed))
@@ -92,7 +102,9 @@ def plot_histogram(related: np.ndarray, unrelated: np.ndarray, path: Path, title
     bins = np.linspace(0.0, float(max(related.max(), unrelated.max())), 41)
     figure, axes = plt.subplots(figsize=(6, 4))
     axes.hist(related, bins=bins, alpha=0.6, label=f"related (aligned), mean {related.mean():.2f}")
-    axes.hist(unrelated, bins=bins, alpha=0.6, label=f"unrelated (random), mean {unrelated.mean():.2f}")
+    axes.hist(
+        unrelated, bins=bins, alpha=0.6, label=f"unrelated (random), mean {unrelated.mean():.2f}"
+    )
     axes.set_xlabel("L2 distance of last-layer word vectors")
     axes.set_ylabel("word pairs")
     axes.set_title(title)
@@ -123,8 +135,15 @@ class Probe:
     def record(self, name: str, encoder) -> None:
         if self.pairs is None:
             return
-        related, unrelated = pair_distances(encoder, self.pairs, self.pad_id, self.device, self.seed)
-        path = plot_histogram(related, unrelated, Path(self.out_dir) / f"{name}.png", f"{name}: {len(related)} word pairs")
+        related, unrelated = pair_distances(
+            encoder, self.pairs, self.pad_id, self.device, self.seed
+        )
+        path = plot_histogram(
+            related,
+            unrelated,
+            Path(self.out_dir) / f"{name}.png",
+            f"{name}: {len(related)} word pairs",
+        )
         self.figures[f"probing/{name}.png"] = str(path)
         self.metrics[f"probing/{name}_related_l2"] = float(related.mean())
         self.metrics[f"probing/{name}_unrelated_l2"] = float(unrelated.mean())
@@ -136,9 +155,19 @@ def prepare_probed_method(config: TrialConfig, model, tokenizer, objective, devi
     adjustment split before (`original`) and, for the adjusted methods, after adjustment
     (`adjusted`). Returns (objective, method metrics, probe); the runner records the
     trained state with `probe.record(trained_state(config.method), model.base_model)`."""
-    held_out = split_pairs(config, tokenizer)[1] if config.probing_dir and config.parallel_data else None
-    usable = held_out is not None and len({k for k, links in enumerate(held_out.links) if links}) >= 2
-    probe = Probe(held_out if usable else None, tokenizer.pad_token_id, Path(config.probing_dir) if usable else None, device, config.seed)
+    held_out = (
+        split_pairs(config, tokenizer)[1] if config.probing_dir and config.parallel_data else None
+    )
+    usable = (
+        held_out is not None and len({k for k, links in enumerate(held_out.links) if links}) >= 2
+    )
+    probe = Probe(
+        held_out if usable else None,
+        tokenizer.pad_token_id,
+        Path(config.probing_dir) if usable else None,
+        device,
+        config.seed,
+    )
     probe.record("original", model.base_model)
     objective, metrics = prepare_method(config, model, tokenizer, objective, device)
     if config.method in ADJUSTED_METHODS:

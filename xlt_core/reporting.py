@@ -13,7 +13,9 @@ from typing import Mapping, Protocol
 
 
 class Reporter(Protocol):
-    def report(self, step: int, metrics: Mapping[str, float], checkpoint_dir: str | None = None) -> None:
+    def report(
+        self, step: int, metrics: Mapping[str, float], checkpoint_dir: str | None = None
+    ) -> None:
         """Metrics at a training step; `checkpoint_dir` (if given) holds a resumable state
         and may be deleted by the trial once this returns."""
 

@@ -5,13 +5,18 @@ and the continual objective applied as for XNLI (`adjustment.prepare_method`).""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from xlt_core.adjustment import tokenizer_texts
 from xlt_core.config import TrialConfig
 from xlt_core.data.ner import NER_LABELS, available_ner_languages, load_ner
-from xlt_core.data.squad import EVAL_SETS, available_eval_languages, cross_lingual, load_eval_set, load_training
+from xlt_core.data.squad import (
+    EVAL_SETS,
+    available_eval_languages,
+    cross_lingual,
+    load_eval_set,
+    load_training,
+)
 from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.models import load_model
@@ -20,7 +25,12 @@ from xlt_core.probing import prepare_probed_method, trained_state
 from xlt_core.reporting import Reporter
 from xlt_core.tasks.extractive_qa import QATrainingSet, encode_qa, predict_answers, score_answers
 from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer
-from xlt_core.tasks.token_classification import TokenTrainingSet, encode_tokens, predict_tags, score_tags
+from xlt_core.tasks.token_classification import (
+    TokenTrainingSet,
+    encode_tokens,
+    predict_tags,
+    score_tags,
+)
 from xlt_core.train import train
 from xlt_core.trial_result import TrialResult, save_trained, trial_device
 
@@ -30,7 +40,11 @@ def _limit(items, limit):
 
 
 def check_ner_data(config: TrialConfig) -> None:
-    wanted = {"train": [config.source_lang], "dev": [config.source_lang], "test": list(config.target_langs)}
+    wanted = {
+        "train": [config.source_lang],
+        "dev": [config.source_lang],
+        "test": list(config.target_langs),
+    }
     for split, langs in wanted.items():
         try:
             available = available_ner_languages(config.data_source, split, config.data_dir)
@@ -38,7 +52,11 @@ def check_ner_data(config: TrialConfig) -> None:
             raise ConfigError("data_source", config.data_source, str(error)) from None
         missing = [lang for lang in langs if available is not None and lang not in available]
         if missing:
-            raise ConfigError("target_langs" if split == "test" else "source_lang", ",".join(missing), f"languages with NER {split} data under {config.data_dir}/panx: {', '.join(available) or 'none'}")
+            raise ConfigError(
+                "target_langs" if split == "test" else "source_lang",
+                ",".join(missing),
+                f"languages with NER {split} data under {config.data_dir}/panx: {', '.join(available) or 'none'}",
+            )
 
 
 def run_ner_trial(config: TrialConfig, reporter: Reporter):
@@ -53,15 +71,34 @@ def run_ner_trial(config: TrialConfig, reporter: Reporter):
     def encode(sentences):
         return encode_tokens(tokenizer, sentences, config.max_seq_length)
 
-    eval_sets = {("dev", config.source_lang): encode(_limit(load("dev", config.source_lang), config.max_eval_examples))}
-    eval_sets |= {("test", lang): encode(_limit(load("test", lang), config.max_eval_examples)) for lang in config.target_langs}
+    eval_sets = {
+        ("dev", config.source_lang): encode(
+            _limit(load("dev", config.source_lang), config.max_eval_examples)
+        )
+    }
+    eval_sets |= {
+        ("test", lang): encode(_limit(load("test", lang), config.max_eval_examples))
+        for lang in config.target_langs
+    }
 
     def evaluate(encoded):
-        return score_tags(predict_tags(model, encoded, 2 * config.batch_size, pad_id, device), encoded.tags)
+        return score_tags(
+            predict_tags(model, encoded, 2 * config.batch_size, pad_id, device), encoded.tags
+        )
 
-    objective, method_metrics, probe = prepare_probed_method(config, model, tokenizer, HeadLoss(), device)
+    objective, method_metrics, probe = prepare_probed_method(
+        config, model, tokenizer, HeadLoss(), device
+    )
     dev = eval_sets[("dev", config.source_lang)]
-    outcome = train(model, objective, TokenTrainingSet(encode(train_sentences), pad_id), config, lambda: evaluate(dev)["value"], reporter, device)
+    outcome = train(
+        model,
+        objective,
+        TokenTrainingSet(encode(train_sentences), pad_id),
+        config,
+        lambda: evaluate(dev)["value"],
+        reporter,
+        device,
+    )
     probe.record(trained_state(config.method), model.base_model)
     metrics, scores = method_metrics | probe.metrics, {}
     for (split, lang), encoded in eval_sets.items():
@@ -81,9 +118,15 @@ def check_xsr_data(config: TrialConfig) -> None:
         available = available_tatoeba_languages(config.data_source, config.data_dir)
     except DataError as error:
         raise ConfigError("data_source", config.data_source, str(error)) from None
-    missing = [lang for lang in config.target_langs if available is not None and lang not in available]
+    missing = [
+        lang for lang in config.target_langs if available is not None and lang not in available
+    ]
     if missing:
-        raise ConfigError("target_langs", ",".join(missing), f"languages with Tatoeba pairs under {config.data_dir}/tatoeba: {', '.join(available) or 'none'}")
+        raise ConfigError(
+            "target_langs",
+            ",".join(missing),
+            f"languages with Tatoeba pairs under {config.data_dir}/tatoeba: {', '.join(available) or 'none'}",
+        )
 
 
 def run_xsr_trial(config: TrialConfig, reporter: Reporter):
@@ -105,23 +148,35 @@ def run_xsr_trial(config: TrialConfig, reporter: Reporter):
     encoder = model.base_model.to(device)
 
     def per_layer(pairs):
-        vectors = lambda sentences: layer_sentence_vectors(encoder, tokenizer, sentences, config.max_seq_length, 2 * config.batch_size, device)  # noqa: E731
+        vectors = lambda sentences: layer_sentence_vectors(
+            encoder, tokenizer, sentences, config.max_seq_length, 2 * config.batch_size, device
+        )  # noqa: E731
         return mrr_per_layer(vectors(pairs.queries), vectors(pairs.english))
 
     metrics, scores, pooled = method_metrics | probe.metrics, {}, []
     for lang in config.target_langs:
         pairs = load_tatoeba(config.data_source, lang, config.data_dir)
         if len(pairs) <= XSR_DEV_PAIRS:
-            raise DataError(f"Tatoeba {lang}: {len(pairs)} pairs, need more than the {XSR_DEV_PAIRS} dev pairs that choose the layer")
+            raise DataError(
+                f"Tatoeba {lang}: {len(pairs)} pairs, need more than the {XSR_DEV_PAIRS} dev pairs that choose the layer"
+            )
         dev_ranks = per_layer(pairs.select(0, XSR_DEV_PAIRS))
         layer = choose_layer(dev_ranks.mean(axis=1))
         test_end = XSR_DEV_PAIRS + config.max_eval_examples if config.max_eval_examples else None
         test_ranks = per_layer(pairs.select(XSR_DEV_PAIRS, test_end))
         metrics[f"xsr_layer/{lang}"] = layer
-        metrics |= {f"test/{lang}/mrr_layer_{k}": float(row.mean()) for k, row in enumerate(test_ranks)}
+        metrics |= {
+            f"test/{lang}/mrr_layer_{k}": float(row.mean()) for k, row in enumerate(test_ranks)
+        }
         for split, ranks in (("dev", dev_ranks[layer]), ("test", test_ranks[layer])):
             metrics[f"{split}/{lang}/mrr"] = float(ranks.mean())
-            scores[f"{split}-{lang}"] = {"split": split, "lang": lang, "metric": "mrr", "layer": layer, "scores": ranks.tolist()}
+            scores[f"{split}-{lang}"] = {
+                "split": split,
+                "lang": lang,
+                "metric": "mrr",
+                "layer": layer,
+                "scores": ranks.tolist(),
+            }
         pooled.append(dev_ranks[layer])
     metrics["dev/pooled/mrr"] = float(np.concatenate(pooled).mean())
     save_trained(config, model, tokenizer)
@@ -155,11 +210,19 @@ def check_qa_data(config: TrialConfig) -> None:
             except DataError as error:
                 raise ConfigError("data_dir", config.data_dir, str(error)) from None
     elif config.data_source != "hub":
-        raise ConfigError("data_source", config.data_source, "local (XTREME layout with tydiqa/, xquad/, mlqa/) or hub for task=qa")
+        raise ConfigError(
+            "data_source",
+            config.data_source,
+            "local (XTREME layout with tydiqa/, xquad/, mlqa/) or hub for task=qa",
+        )
     covered = {lang for langs in qa_eval_plan(config).values() for lang in langs}
     missing = [lang for lang in config.target_langs if lang not in covered]
     if missing:
-        raise ConfigError("target_langs", ",".join(missing), f"languages of at least one of {', '.join(EVAL_SETS)} (found: {', '.join(sorted(covered)) or 'none'})")
+        raise ConfigError(
+            "target_langs",
+            ",".join(missing),
+            f"languages of at least one of {', '.join(EVAL_SETS)} (found: {', '.join(sorted(covered)) or 'none'})",
+        )
 
 
 def run_qa_trial(config: TrialConfig, reporter: Reporter):
@@ -172,28 +235,65 @@ def run_qa_trial(config: TrialConfig, reporter: Reporter):
     max_seq_length tokens overlap by max_seq_length // 3 (XTREME: 384 and 128)."""
 
     device = trial_device()
-    train_examples = _limit(load_training(config.data_source, "train", config.data_dir), config.max_train_examples)
-    texts = [text for e in train_examples for text in (e.question, e.context)] + tokenizer_texts(config)
+    train_examples = _limit(
+        load_training(config.data_source, "train", config.data_dir), config.max_train_examples
+    )
+    texts = [text for e in train_examples for text in (e.question, e.context)] + tokenizer_texts(
+        config
+    )
     model, tokenizer = load_model(config, 2, texts, head="question_answering")
     pad_id, stride = tokenizer.pad_token_id, config.max_seq_length // 3
 
-    eval_sets = {("dev", config.source_lang): _limit(load_training(config.data_source, "dev", config.data_dir), config.max_eval_examples)}
+    eval_sets = {
+        ("dev", config.source_lang): _limit(
+            load_training(config.data_source, "dev", config.data_dir), config.max_eval_examples
+        )
+    }
     for name, langs in qa_eval_plan(config).items():
-        loaded = {lang: load_eval_set(config.data_source, name, lang, config.data_dir) for lang in langs}
-        eval_sets |= {(name, lang): _limit(examples, config.max_eval_examples) for lang, examples in loaded.items()}
+        loaded = {
+            lang: load_eval_set(config.data_source, name, lang, config.data_dir) for lang in langs
+        }
+        eval_sets |= {
+            (name, lang): _limit(examples, config.max_eval_examples)
+            for lang, examples in loaded.items()
+        }
         if name in PARALLEL_QA_SETS and config.source_lang in loaded:
             english = loaded[config.source_lang]
             for lang in (lang for lang in langs if lang != config.source_lang):
-                eval_sets[(name, f"{lang}-{config.source_lang}")] = _limit(cross_lingual(loaded[lang], english), config.max_eval_examples)
-                eval_sets[(name, f"{config.source_lang}-{lang}")] = _limit(cross_lingual(english, loaded[lang]), config.max_eval_examples)
-    features = {key: encode_qa(tokenizer, examples, config.max_seq_length, stride) for key, examples in eval_sets.items()}
+                eval_sets[(name, f"{lang}-{config.source_lang}")] = _limit(
+                    cross_lingual(loaded[lang], english), config.max_eval_examples
+                )
+                eval_sets[(name, f"{config.source_lang}-{lang}")] = _limit(
+                    cross_lingual(english, loaded[lang]), config.max_eval_examples
+                )
+    features = {
+        key: encode_qa(tokenizer, examples, config.max_seq_length, stride)
+        for key, examples in eval_sets.items()
+    }
 
     def evaluate(key):
-        return score_answers(predict_answers(model, features[key], eval_sets[key], 2 * config.batch_size, pad_id, device), eval_sets[key])
+        return score_answers(
+            predict_answers(
+                model, features[key], eval_sets[key], 2 * config.batch_size, pad_id, device
+            ),
+            eval_sets[key],
+        )
 
-    objective, method_metrics, probe = prepare_probed_method(config, model, tokenizer, HeadLoss(), device)
-    training_set = QATrainingSet(encode_qa(tokenizer, train_examples, config.max_seq_length, stride), pad_id)
-    outcome = train(model, objective, training_set, config, lambda: evaluate(("dev", config.source_lang))["value"], reporter, device)
+    objective, method_metrics, probe = prepare_probed_method(
+        config, model, tokenizer, HeadLoss(), device
+    )
+    training_set = QATrainingSet(
+        encode_qa(tokenizer, train_examples, config.max_seq_length, stride), pad_id
+    )
+    outcome = train(
+        model,
+        objective,
+        training_set,
+        config,
+        lambda: evaluate(("dev", config.source_lang))["value"],
+        reporter,
+        device,
+    )
     probe.record(trained_state(config.method), model.base_model)
     metrics, scores = method_metrics | probe.metrics, {}
     for split, lang in eval_sets:

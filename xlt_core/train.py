@@ -58,8 +58,12 @@ def train(
     total_steps = max(1, math.ceil(config.epochs * steps_per_epoch))
     eval_interval = max(1, steps_per_epoch // config.evals_per_epoch)
     model.to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(config.warmup_ratio * total_steps), total_steps)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, int(config.warmup_ratio * total_steps), total_steps
+    )
     state = _restore(reporter, model, optimizer, scheduler)
     running: dict[str, float] = {}
 
@@ -69,7 +73,9 @@ def train(
         indices = order[position * config.batch_size : (position + 1) * config.batch_size].tolist()
         model.train()
         batch = {k: v.to(device) for k, v in training_set.batch(indices).items()}
-        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        with torch.autocast(
+            device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"
+        ):
             loss, parts = objective.loss(model, batch)
         if not torch.isfinite(loss):
             shown = ", ".join(f"{k}={v.item():.4g}" for k, v in parts.items())
@@ -83,18 +89,24 @@ def train(
         _accumulate(running, {"loss": loss, **parts})
 
         if state.step % eval_interval == 0 or state.step == total_steps:
-            metrics = {f"train/{k}": v / running["count"] for k, v in running.items() if k != "count"}
+            metrics = {
+                f"train/{k}": v / running["count"] for k, v in running.items() if k != "count"
+            }
             running.clear()
             # Named apart from the final `dev/en/accuracy`, which is the selected model's.
             metrics[DEV_CURVE] = dev_metric()
             metrics["train/epoch"] = state.step / steps_per_epoch
             if metrics[DEV_CURVE] > state.best_dev_metric:
                 state.best_dev_metric, state.best_step = metrics[DEV_CURVE], state.step
-                state.best_weights = copy.deepcopy({k: v.detach().cpu() for k, v in model.state_dict().items()})
+                state.best_weights = copy.deepcopy(
+                    {k: v.detach().cpu() for k, v in model.state_dict().items()}
+                )
             _report_with_checkpoint(reporter, state, metrics, model, optimizer, scheduler)
 
     model.load_state_dict(state.best_weights)
-    return TrainingOutcome(state.best_step, state.best_dev_metric, state.step, time.perf_counter() - started)
+    return TrainingOutcome(
+        state.best_step, state.best_dev_metric, state.step, time.perf_counter() - started
+    )
 
 
 def _epoch_order(size: int, seed: int, epoch: int) -> torch.Tensor:

@@ -57,7 +57,12 @@ class AlignedPairs:
         return sum(len(links) for links in self.links)
 
     def select(self, indices: Sequence[int]) -> "AlignedPairs":
-        return AlignedPairs(*([getattr(self, name)[i] for i in indices] for name in ("source_ids", "target_ids", "source_spans", "target_spans", "links")))
+        return AlignedPairs(
+            *(
+                [getattr(self, name)[i] for i in indices]
+                for name in ("source_ids", "target_ids", "source_spans", "target_spans", "links")
+            )
+        )
 
 
 def parse_links(line: str) -> Links:
@@ -84,7 +89,9 @@ def one_to_one(links: Links) -> Links:
     return [(i, j) for i, j in links if source_counts[i] == 1 and target_counts[j] == 1]
 
 
-def eflomal_links(source_words: Sequence[Sequence[str]], target_words: Sequence[Sequence[str]]) -> tuple[list[Links], list[Links]]:
+def eflomal_links(
+    source_words: Sequence[Sequence[str]], target_words: Sequence[Sequence[str]]
+) -> tuple[list[Links], list[Links]]:
     """eflomal's forward and reverse links for each sentence pair (both as source-target)."""
     import eflomal
 
@@ -96,8 +103,12 @@ def eflomal_links(source_words: Sequence[Sequence[str]], target_words: Sequence[
             links_filename_fwd=str(forward_path),
             links_filename_rev=str(reverse_path),
         )
-        forward = [parse_links(line) for line in forward_path.read_text(encoding="utf-8").splitlines()]
-        reverse = [parse_links(line) for line in reverse_path.read_text(encoding="utf-8").splitlines()]
+        forward = [
+            parse_links(line) for line in forward_path.read_text(encoding="utf-8").splitlines()
+        ]
+        reverse = [
+            parse_links(line) for line in reverse_path.read_text(encoding="utf-8").splitlines()
+        ]
     return forward, reverse
 
 
@@ -126,10 +137,14 @@ def _align(corpus: ParallelCorpus) -> list[Links]:
     ]
 
 
-def word_spans(tokenizer: PreTrainedTokenizerBase, words: Sequence[str], max_length: int) -> tuple[list[int], list[tuple[int, int] | None]]:
+def word_spans(
+    tokenizer: PreTrainedTokenizerBase, words: Sequence[str], max_length: int
+) -> tuple[list[int], list[tuple[int, int] | None]]:
     """Token ids of a pre-split sentence and each word's subword span [start, end) among
     them; None for a word the tokenizer drops or the length limit cuts off."""
-    encoding = tokenizer(list(words), is_split_into_words=True, truncation=True, max_length=max_length)
+    encoding = tokenizer(
+        list(words), is_split_into_words=True, truncation=True, max_length=max_length
+    )
     spans: list[list[int] | None] = [None] * len(words)
     for position, word in enumerate(encoding.word_ids()):
         if word is None:
@@ -141,21 +156,39 @@ def word_spans(tokenizer: PreTrainedTokenizerBase, words: Sequence[str], max_len
     return encoding["input_ids"], [tuple(span) if span else None for span in spans]
 
 
-def map_to_subwords(corpus: ParallelCorpus, links: Sequence[Links], tokenizer: PreTrainedTokenizerBase, max_length: int) -> AlignedPairs:
+def map_to_subwords(
+    corpus: ParallelCorpus,
+    links: Sequence[Links],
+    tokenizer: PreTrainedTokenizerBase,
+    max_length: int,
+) -> AlignedPairs:
     """Token ids, word spans and the links whose two words both kept a span; sentence
     pairs left without links are dropped."""
-    kept = {name: [] for name in ("source_ids", "target_ids", "source_spans", "target_spans", "links")}
+    kept = {
+        name: [] for name in ("source_ids", "target_ids", "source_spans", "target_spans", "links")
+    }
     for source, target, sentence_links in zip(corpus.source, corpus.target, links, strict=True):
         source_ids, source_spans = word_spans(tokenizer, split_words(source), max_length)
         target_ids, target_spans = word_spans(tokenizer, split_words(target), max_length)
-        usable = [(i, j) for i, j in sentence_links if source_spans[i] is not None and target_spans[j] is not None]
+        usable = [
+            (i, j)
+            for i, j in sentence_links
+            if source_spans[i] is not None and target_spans[j] is not None
+        ]
         if usable:
-            for name, value in zip(kept, (source_ids, target_ids, source_spans, target_spans, usable)):
+            for name, value in zip(
+                kept, (source_ids, target_ids, source_spans, target_spans, usable)
+            ):
                 kept[name].append(value)
     return AlignedPairs(**kept)
 
 
-def aligned_pairs(corpus: ParallelCorpus, tokenizer: PreTrainedTokenizerBase, max_length: int, cache_dir: Path | None = None) -> AlignedPairs:
+def aligned_pairs(
+    corpus: ParallelCorpus,
+    tokenizer: PreTrainedTokenizerBase,
+    max_length: int,
+    cache_dir: Path | None = None,
+) -> AlignedPairs:
     """Aligned, subword-mapped sentence pairs of a corpus, cached by corpus + tokenizer."""
     key = f"{corpus.fingerprint()}-{tokenizer_fingerprint(tokenizer)[:16]}-{max_length}"
     path = cache_dir / "aligned" / f"{key}.pt" if cache_dir else None

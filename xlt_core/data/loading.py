@@ -58,7 +58,11 @@ def load_synonyms(config: TrialConfig) -> dict[str, list[str]] | None:
 
 def check_data(config: TrialConfig) -> None:
     """Refuse missing languages or files before any work starts (cheap: no reading)."""
-    wanted = {"train": [config.source_lang], "dev": [config.source_lang], "test": [config.source_lang, *config.target_langs]}
+    wanted = {
+        "train": [config.source_lang],
+        "dev": [config.source_lang],
+        "test": [config.source_lang, *config.target_langs],
+    }
     for split, langs in wanted.items():
         file_split = "dev" if config.split_dev_files else split
         try:
@@ -68,15 +72,32 @@ def check_data(config: TrialConfig) -> None:
         missing = [lang for lang in langs if lang not in available]
         if split == "train" and missing and config.data_source == "local":
             raise ConfigError(
-                "data_dir", config.data_dir,
+                "data_dir",
+                config.data_dir,
                 f"no {config.task}/train-{config.source_lang}.tsv in it; "
                 "give a directory with the training file, or set split_dev_files=true to cut the dev files into "
                 "disjoint train/dev/test parts",
             )
         if missing:
-            field = "source_lang" if split != "test" or config.source_lang in missing else "target_langs"
-            where = f"data_dir={config.data_dir}" if config.data_source == "local" else f"data_source={config.data_source}"
-            raise ConfigError(field, ",".join(missing), f"languages with {config.task} {file_split} data in {where}: {', '.join(sorted(available)) or 'none'}")
+            field = (
+                "source_lang"
+                if split != "test" or config.source_lang in missing
+                else "target_langs"
+            )
+            where = (
+                f"data_dir={config.data_dir}"
+                if config.data_source == "local"
+                else f"data_source={config.data_source}"
+            )
+            raise ConfigError(
+                field,
+                ",".join(missing),
+                f"languages with {config.task} {file_split} data in {where}: {', '.join(sorted(available)) or 'none'}",
+            )
     path = config.synonym_path() if config.uses_synonyms else None
     if path is not None and not path.is_file():
-        raise ConfigError("synonyms", str(path), "a JSON neighbour table {word: [neighbours]} that exists (e.g. counterfitted_neighbors.json)")
+        raise ConfigError(
+            "synonyms",
+            str(path),
+            "a JSON neighbour table {word: [neighbours]} that exists (e.g. counterfitted_neighbors.json)",
+        )

@@ -28,12 +28,16 @@ class TaggedSentence:
     tags: tuple[int, ...]  # ids into NER_LABELS
 
 
-def load_ner(source: str, split: str, lang: str, data_dir: str | None = None) -> list[TaggedSentence]:
+def load_ner(
+    source: str, split: str, lang: str, data_dir: str | None = None
+) -> list[TaggedSentence]:
     if source == "local":
         return list(_read_local(Path(data_dir) / "panx" / f"{_LOCAL_FILES[split]}-{lang}.tsv"))
     if source == "hub":
         return list(_load_hub(split, lang))
-    raise DataError(f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, or data_source=hub")
+    raise DataError(
+        f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, or data_source=hub"
+    )
 
 
 def available_ner_languages(source: str, split: str, data_dir: str | None) -> list[str] | None:
@@ -42,15 +46,21 @@ def available_ner_languages(source: str, split: str, data_dir: str | None) -> li
     if source == "hub":
         return None
     if source != "local":
-        raise DataError(f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, or data_source=hub")
+        raise DataError(
+            f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, or data_source=hub"
+        )
     prefix = f"{_LOCAL_FILES[split]}-"
-    return sorted(path.stem[len(prefix):] for path in (Path(data_dir) / "panx").glob(f"{prefix}*.tsv"))
+    return sorted(
+        path.stem[len(prefix) :] for path in (Path(data_dir) / "panx").glob(f"{prefix}*.tsv")
+    )
 
 
 @cache
 def _read_local(path: Path) -> tuple[TaggedSentence, ...]:
     if not path.is_file():
-        raise DataError(f"NER file not found: {path}; the local layout expects <data_dir>/panx/<split>-<lang>.tsv with token<TAB>BIO-tag lines")
+        raise DataError(
+            f"NER file not found: {path}; the local layout expects <data_dir>/panx/<split>-<lang>.tsv with token<TAB>BIO-tag lines"
+        )
     sentences, words, tags = [], [], []
     for line_number, line in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), start=1):
         line = line.rstrip("\r")
@@ -61,7 +71,9 @@ def _read_local(path: Path) -> tuple[TaggedSentence, ...]:
             continue
         token, sep, tag = line.rpartition("\t")
         if not sep or tag not in _LABEL_IDS:
-            raise DataError(f"{path}:{line_number}: expected token<TAB>tag with tag one of {', '.join(NER_LABELS)}, got {line!r}")
+            raise DataError(
+                f"{path}:{line_number}: expected token<TAB>tag with tag one of {', '.join(NER_LABELS)}, got {line!r}"
+            )
         words.append(token)
         tags.append(_LABEL_IDS[tag])
     if words:
@@ -76,4 +88,7 @@ def _load_hub(split: str, lang: str) -> tuple[TaggedSentence, ...]:
     from datasets import load_dataset
 
     rows = load_dataset("unimelb-nlp/wikiann", lang, split=_HUB_SPLITS[split])
-    return tuple(TaggedSentence(tuple(words), tuple(tags)) for words, tags in zip(rows["tokens"], rows["ner_tags"], strict=True))
+    return tuple(
+        TaggedSentence(tuple(words), tuple(tags))
+        for words, tags in zip(rows["tokens"], rows["ner_tags"], strict=True)
+    )

@@ -59,13 +59,21 @@ def split_words(sentence: str) -> list[str]:
     return _WORD.findall(sentence)
 
 
-def load_parallel(spec: str, source_lang: str, target_lang: str, max_sentences: int | None = None) -> ParallelCorpus:
+def load_parallel(
+    spec: str, source_lang: str, target_lang: str, max_sentences: int | None = None
+) -> ParallelCorpus:
     """The first `max_sentences` usable pairs of `spec` (see the module docstring)."""
     source, target = _load_cached(spec, source_lang, target_lang)
-    kept = [(s, t) for s, t in zip(source, target) if split_words(s) and split_words(t)][:max_sentences]
+    kept = [(s, t) for s, t in zip(source, target) if split_words(s) and split_words(t)][
+        :max_sentences
+    ]
     if not kept:
-        raise DataError(f"parallel data {spec!r} holds no non-empty {source_lang}-{target_lang} sentence pairs")
-    return ParallelCorpus(source_lang, target_lang, tuple(s for s, _ in kept), tuple(t for _, t in kept))
+        raise DataError(
+            f"parallel data {spec!r} holds no non-empty {source_lang}-{target_lang} sentence pairs"
+        )
+    return ParallelCorpus(
+        source_lang, target_lang, tuple(s for s, _ in kept), tuple(t for _, t in kept)
+    )
 
 
 def parallel_languages(spec: str, source_lang: str) -> list[str]:
@@ -79,19 +87,23 @@ def parallel_languages(spec: str, source_lang: str) -> list[str]:
 
 
 @cache
-def _load_cached(spec: str, source_lang: str, target_lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _load_cached(
+    spec: str, source_lang: str, target_lang: str
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if spec == SYNTHETIC:
         pairs = synthetic_parallel(target_lang)
         return tuple(s for s, _ in pairs), tuple(t for _, t in pairs)
     if spec.startswith(HUB_PREFIX):
-        return _load_hub(spec[len(HUB_PREFIX):], source_lang, target_lang)
+        return _load_hub(spec[len(HUB_PREFIX) :], source_lang, target_lang)
     return _read_local(Path(spec), source_lang, target_lang)
 
 
 def _local_pairs(directory: Path, source_lang: str) -> list[tuple[str, Path]]:
     """(target language, source file) for each `<name>.<source_lang>` with a sibling `<name>.<lang>`."""
     if not directory.is_dir():
-        raise DataError(f"parallel data directory not found: {directory}; expected line-aligned files <name>.<lang> such as en-vi.en and en-vi.vi")
+        raise DataError(
+            f"parallel data directory not found: {directory}; expected line-aligned files <name>.<lang> such as en-vi.en and en-vi.vi"
+        )
     pairs = []
     for source_file in sorted(directory.rglob(f"*.{source_lang}")):
         for sibling in sorted(source_file.parent.glob(f"{source_file.stem}.*")):
@@ -101,17 +113,27 @@ def _local_pairs(directory: Path, source_lang: str) -> list[tuple[str, Path]]:
     return pairs
 
 
-def _read_local(directory: Path, source_lang: str, target_lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    matches = [source for lang, source in _local_pairs(directory, source_lang) if lang == target_lang]
+def _read_local(
+    directory: Path, source_lang: str, target_lang: str
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    matches = [
+        source for lang, source in _local_pairs(directory, source_lang) if lang == target_lang
+    ]
     if not matches:
-        raise DataError(f"no line-aligned {source_lang}-{target_lang} files (<name>.{source_lang} beside <name>.{target_lang}) under {directory}")
+        raise DataError(
+            f"no line-aligned {source_lang}-{target_lang} files (<name>.{source_lang} beside <name>.{target_lang}) under {directory}"
+        )
     if len(matches) > 1:
-        raise DataError(f"several {source_lang}-{target_lang} file pairs under {directory}: {', '.join(map(str, matches))}; point parallel_data at one of their directories")
+        raise DataError(
+            f"several {source_lang}-{target_lang} file pairs under {directory}: {', '.join(map(str, matches))}; point parallel_data at one of their directories"
+        )
     source_file = matches[0]
     target_file = source_file.with_suffix(f".{target_lang}")
     source, target = _read_lines(source_file), _read_lines(target_file)
     if len(source) != len(target):
-        raise DataError(f"{source_file} has {len(source)} lines but {target_file} has {len(target)}: line-aligned files must have as many lines")
+        raise DataError(
+            f"{source_file} has {len(source)} lines but {target_file} has {len(target)}: line-aligned files must have as many lines"
+        )
     return tuple(source), tuple(target)
 
 
@@ -126,12 +148,16 @@ def _read_lines(path: Path) -> list[str]:
     return [line.rstrip("\r").strip() for line in lines]
 
 
-def _load_hub(dataset_id: str, source_lang: str, target_lang: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _load_hub(
+    dataset_id: str, source_lang: str, target_lang: str
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """An OPUS-style data set: config `<a>-<b>` (languages sorted), column `translation`."""
     from datasets import load_dataset  # slow to import; only the hub path needs it
 
     rows = load_dataset(dataset_id, "-".join(sorted((source_lang, target_lang))), split="train")
     if "translation" not in rows.column_names:
-        raise DataError(f"hub data set {dataset_id} has no 'translation' column (columns: {', '.join(rows.column_names)})")
+        raise DataError(
+            f"hub data set {dataset_id} has no 'translation' column (columns: {', '.join(rows.column_names)})"
+        )
     translations = rows["translation"]
     return tuple(t[source_lang] for t in translations), tuple(t[target_lang] for t in translations)

@@ -27,7 +27,9 @@ LOCAL_LAYOUT = (
 )
 
 
-def load_pawsx(source: str, split: str, lang: str, data_dir: str | None = None) -> list[PairExample]:
+def load_pawsx(
+    source: str, split: str, lang: str, data_dir: str | None = None
+) -> list[PairExample]:
     """The PAWS-X examples of one split in one language, read once per process."""
     require_one_of("source", source, PAWSX_SOURCES)
     require_one_of("split", split, PAWSX_SPLITS)
@@ -54,24 +56,31 @@ def available_pawsx_languages(source: str, split: str, data_dir: str | None = No
     return [lang for lang in languages if split != "train" or lang == "en"]
 
 
-
 @cache
-def _load_cached(source: str, split: str, lang: str, data_dir: str | None) -> tuple[PairExample, ...]:
+def _load_cached(
+    source: str, split: str, lang: str, data_dir: str | None
+) -> tuple[PairExample, ...]:
     if source == "synthetic":
         return tuple(synthetic_pawsx(split, lang))
     if source == "local":
         path = Path(data_dir) / "pawsx" / f"{split}-{lang}.tsv"
-        return tuple(read_pair_tsv(path, _LABEL_IDS, "sentence1, sentence2, label", "PAWS-X", LOCAL_LAYOUT))
+        return tuple(
+            read_pair_tsv(path, _LABEL_IDS, "sentence1, sentence2, label", "PAWS-X", LOCAL_LAYOUT)
+        )
     return tuple(_load_hub(split, lang))
 
 
 def _load_hub(split: str, lang: str) -> list[PairExample]:
     if lang not in PAWSX_LANGUAGES:
-        raise DataError(f"{HUB_ID} has no language {lang!r}; available: {', '.join(PAWSX_LANGUAGES)}")
+        raise DataError(
+            f"{HUB_ID} has no language {lang!r}; available: {', '.join(PAWSX_LANGUAGES)}"
+        )
     from datasets import load_dataset  # slow to import; only the hub path needs it
 
     rows = load_dataset(HUB_ID, lang, split=_HUB_SPLITS[split])
     return [
         PairExample(first, second, int(label))
-        for first, second, label in zip(rows["sentence1"], rows["sentence2"], rows["label"], strict=True)
+        for first, second, label in zip(
+            rows["sentence1"], rows["sentence2"], rows["label"], strict=True
+        )
     ]

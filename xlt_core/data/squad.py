@@ -24,7 +24,10 @@ _LOCAL_EVAL_FILES = {
     "mlqa": "mlqa/dev-context-{lang}-question-{lang}.json",
     "tydiqa": "tydiqa/tydiqa.goldp.{lang}.dev.json",
 }
-_LOCAL_TRAIN = {"train": "tydiqa/tydiqa.goldp.en.train.json", "dev": "tydiqa/tydiqa.goldp.en.dev.json"}
+_LOCAL_TRAIN = {
+    "train": "tydiqa/tydiqa.goldp.en.train.json",
+    "dev": "tydiqa/tydiqa.goldp.en.dev.json",
+}
 HUB_EVAL_LANGUAGES = {
     "xquad": ("ar", "de", "el", "en", "es", "hi", "ro", "ru", "th", "tr", "vi", "zh"),
     "mlqa": ("ar", "de", "en", "es", "hi", "vi", "zh"),
@@ -59,17 +62,25 @@ def load_training(source: str, split: str, data_dir: str | None) -> list[QAExamp
         cut = len(train) - max(1, int(DEV_HOLDOUT_SHARE * len(train)))
         return list(train[:cut] if split == "train" else train[cut:])
     if source == "hub":
-        return list(_load_hub("rajpurkar/squad", None, "train" if split == "train" else "validation"))
-    raise DataError(f"extractive QA has no {source!r} data; use data_source=local with a data_dir holding tydiqa/, or data_source=hub")
+        return list(
+            _load_hub("rajpurkar/squad", None, "train" if split == "train" else "validation")
+        )
+    raise DataError(
+        f"extractive QA has no {source!r} data; use data_source=local with a data_dir holding tydiqa/, or data_source=hub"
+    )
 
 
 def load_eval_set(source: str, name: str, lang: str, data_dir: str | None) -> list[QAExample]:
     if source == "local":
         return list(read_squad_json(Path(data_dir) / _LOCAL_EVAL_FILES[name].format(lang=lang)))
     if name == "tydiqa":
-        raise DataError("TyDiQA-GoldP is read from local files only: use data_source=local with <data_dir>/tydiqa/")
+        raise DataError(
+            "TyDiQA-GoldP is read from local files only: use data_source=local with <data_dir>/tydiqa/"
+        )
     config = f"xquad.{lang}" if name == "xquad" else f"mlqa.{lang}.{lang}"
-    return list(_load_hub(f"google/{name}" if name == "xquad" else "facebook/mlqa", config, "validation"))
+    return list(
+        _load_hub(f"google/{name}" if name == "xquad" else "facebook/mlqa", config, "validation")
+    )
 
 
 def available_eval_languages(source: str, name: str, data_dir: str | None) -> list[str]:
@@ -78,10 +89,20 @@ def available_eval_languages(source: str, name: str, data_dir: str | None) -> li
         return list(HUB_EVAL_LANGUAGES[name])
     pattern = _LOCAL_EVAL_FILES[name]
     # MLQA names the language twice (context and question): both must be the same.
-    regex = re.compile(re.escape(pattern).replace(re.escape("{lang}"), "(?P<lang>[a-z]+)", 1).replace(re.escape("{lang}"), "(?P=lang)") + "$")
-    found = ((regex.match(str(path.relative_to(data_dir))), path) for path in Path(data_dir).glob(pattern.replace("{lang}", "*")))
+    regex = re.compile(
+        re.escape(pattern)
+        .replace(re.escape("{lang}"), "(?P<lang>[a-z]+)", 1)
+        .replace(re.escape("{lang}"), "(?P=lang)")
+        + "$"
+    )
+    found = (
+        (regex.match(str(path.relative_to(data_dir))), path)
+        for path in Path(data_dir).glob(pattern.replace("{lang}", "*"))
+    )
     # Files with blank answers (XTREME's unlabelled TyDiQA-GoldP dev copies) cannot be scored.
-    return sorted(match["lang"] for match, path in found if match and is_labelled(read_squad_json(path)))
+    return sorted(
+        match["lang"] for match, path in found if match and is_labelled(read_squad_json(path))
+    )
 
 
 def is_labelled(examples) -> bool:
@@ -89,25 +110,43 @@ def is_labelled(examples) -> bool:
     return any(answer.strip() for example in examples for answer in example.answers)
 
 
-def cross_lingual(questions_from: list[QAExample], contexts_from: list[QAExample]) -> list[QAExample]:
+def cross_lingual(
+    questions_from: list[QAExample], contexts_from: list[QAExample]
+) -> list[QAExample]:
     """Parallel sets (XQuAD: the same ids in every language): the questions of one
     language asked of the other language's contexts, answered in the context's language."""
     by_id = {example.id: example for example in questions_from}
-    return [replace(example, question=by_id[example.id].question) for example in contexts_from if example.id in by_id]
+    return [
+        replace(example, question=by_id[example.id].question)
+        for example in contexts_from
+        if example.id in by_id
+    ]
 
 
 @cache
 def read_squad_json(path: Path) -> tuple[QAExample, ...]:
     if not path.is_file():
-        raise DataError(f"QA file not found: {path}; expected SQuAD v1.1 JSON (e.g. <data_dir>/xquad/xquad.es.json)")
+        raise DataError(
+            f"QA file not found: {path}; expected SQuAD v1.1 JSON (e.g. <data_dir>/xquad/xquad.es.json)"
+        )
     try:
         articles = json.loads(path.read_text(encoding="utf-8"))["data"]
         examples = tuple(
-            QAExample(qa["id"], qa["question"], paragraph["context"], tuple(a["text"] for a in qa["answers"]), qa["answers"][0]["answer_start"])
-            for article in articles for paragraph in article["paragraphs"] for qa in paragraph["qas"]
+            QAExample(
+                qa["id"],
+                qa["question"],
+                paragraph["context"],
+                tuple(a["text"] for a in qa["answers"]),
+                qa["answers"][0]["answer_start"],
+            )
+            for article in articles
+            for paragraph in article["paragraphs"]
+            for qa in paragraph["qas"]
         )
     except (json.JSONDecodeError, KeyError, IndexError, TypeError) as error:
-        raise DataError(f"{path}: not SQuAD v1.1 JSON (data/paragraphs/qas with id, question, answers[text, answer_start]): {error!r}") from None
+        raise DataError(
+            f"{path}: not SQuAD v1.1 JSON (data/paragraphs/qas with id, question, answers[text, answer_start]): {error!r}"
+        ) from None
     if not examples:
         raise DataError(f"{path}: no questions")
     return examples
@@ -118,4 +157,13 @@ def _load_hub(dataset: str, config: str | None, split: str) -> tuple[QAExample, 
     from datasets import load_dataset
 
     rows = load_dataset(dataset, config, split=split)
-    return tuple(QAExample(row["id"], row["question"], row["context"], tuple(row["answers"]["text"]), row["answers"]["answer_start"][0]) for row in rows)
+    return tuple(
+        QAExample(
+            row["id"],
+            row["question"],
+            row["context"],
+            tuple(row["answers"]["text"]),
+            row["answers"]["answer_start"][0],
+        )
+        for row in rows
+    )

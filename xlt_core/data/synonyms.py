@@ -43,7 +43,9 @@ def _check_shape(table, path: str) -> None:
         raise DataError(f"synonym table {path}: {expected}, found a {type(table).__name__}")
     for word, neighbours in table.items():
         if not isinstance(neighbours, list) or not all(isinstance(n, str) for n in neighbours):
-            raise DataError(f"synonym table {path}: key {word!r} does not map to a list of strings; {expected}")
+            raise DataError(
+                f"synonym table {path}: key {word!r} does not map to a list of strings; {expected}"
+            )
 
 
 def augment_sentence(sentence: str, table: SynonymTable, rng: random.Random) -> str:
@@ -62,7 +64,9 @@ def augment_copies(sentence: str, table: SynonymTable, m: int, rng: random.Rando
     return [augment_sentence(sentence, table, rng) for _ in range(m)]
 
 
-def augment_pair(example: PairExample, table: SynonymTable, m: int, rng: random.Random) -> list[PairExample]:
+def augment_pair(
+    example: PairExample, table: SynonymTable, m: int, rng: random.Random
+) -> list[PairExample]:
     """m copies of a sentence pair with both sentences augmented and the label kept."""
     return [
         PairExample(

@@ -43,20 +43,48 @@ _LEXICON_SEEDS = {"es": 11, "de": 12, "ru": 13}
 
 # A group is a tuple of interchangeable synonyms; its first word is its name.
 _SUBJECTS = (
-    ("man", "guy"), ("woman", "lady"), ("boy", "lad"), ("girl",), ("child", "kid"),
-    ("doctor", "physician"), ("teacher", "instructor"), ("student", "pupil"), ("farmer",),
-    ("singer", "vocalist"), ("worker", "labourer"), ("cook", "chef"),
-    ("lawyer", "attorney"), ("driver",),
+    ("man", "guy"),
+    ("woman", "lady"),
+    ("boy", "lad"),
+    ("girl",),
+    ("child", "kid"),
+    ("doctor", "physician"),
+    ("teacher", "instructor"),
+    ("student", "pupil"),
+    ("farmer",),
+    ("singer", "vocalist"),
+    ("worker", "labourer"),
+    ("cook", "chef"),
+    ("lawyer", "attorney"),
+    ("driver",),
 )
 _VERBS = (
-    ("buys", "purchases"), ("fixes", "repairs"), ("cleans", "washes"), ("likes", "enjoys"),
-    ("finds", "discovers"), ("sells",), ("paints",), ("builds", "constructs"),
-    ("inspects", "examines"), ("wants", "desires"),
+    ("buys", "purchases"),
+    ("fixes", "repairs"),
+    ("cleans", "washes"),
+    ("likes", "enjoys"),
+    ("finds", "discovers"),
+    ("sells",),
+    ("paints",),
+    ("builds", "constructs"),
+    ("inspects", "examines"),
+    ("wants", "desires"),
 )
 _OBJECTS = (
-    ("car", "automobile"), ("house", "home"), ("book", "novel"), ("box", "crate"),
-    ("chair", "seat"), ("picture", "photo", "photograph"), ("ball",), ("boat", "ship"),
-    ("door",), ("bike", "bicycle"), ("cup", "mug"), ("bag", "sack"), ("lamp",), ("table",),
+    ("car", "automobile"),
+    ("house", "home"),
+    ("book", "novel"),
+    ("box", "crate"),
+    ("chair", "seat"),
+    ("picture", "photo", "photograph"),
+    ("ball",),
+    ("boat", "ship"),
+    ("door",),
+    ("bike", "bicycle"),
+    ("cup", "mug"),
+    ("bag", "sack"),
+    ("lamp",),
+    ("table",),
 )
 # A scale is a tuple of mutually exclusive groups: swapping one for another contradicts.
 _SUBJECT_ADJECTIVE_SCALES = (
@@ -82,8 +110,18 @@ _MANNER_SCALES = (
 )
 # One event happens in one place, so every place excludes every other.
 _PLACE_SCALES = (
-    (("park",), ("kitchen",), ("garden", "yard"), ("street", "road"), ("school",),
-     ("store", "shop"), ("office",), ("station",), ("city", "town"), ("village",)),
+    (
+        ("park",),
+        ("kitchen",),
+        ("garden", "yard"),
+        ("street", "road"),
+        ("school",),
+        ("store", "shop"),
+        ("office",),
+        ("station",),
+        ("city", "town"),
+        ("village",),
+    ),
 )
 _FUNCTION_WORDS = ("the", "never", "in")
 
@@ -235,12 +273,18 @@ def _render(meaning: _Meaning, rng: random.Random) -> tuple:
 
     Keeping the verb phrase apart lets a derived language move it.
     """
+
     def word(group):
         return [rng.choice(group)] if group is not None else []
 
     before = ("the", *word(meaning.subject_adjective), *word(meaning.subject))
     verb_phrase = (*(["never"] if meaning.negated else []), *word(meaning.verb))
-    after = ("the", *word(meaning.object_adjective), *word(meaning.direct_object), *word(meaning.manner))
+    after = (
+        "the",
+        *word(meaning.object_adjective),
+        *word(meaning.direct_object),
+        *word(meaning.manner),
+    )
     if meaning.place is not None:
         after += ("in", "the", *word(meaning.place))
     return before, verb_phrase, after
@@ -260,8 +304,40 @@ def _realise(sentence: tuple, lang: str) -> str:
 # suffixes ("es", appended to an English prefix) or syllables ("de", "ru") to draw from.
 _IDENTICAL_SHARE = {"es": 0.3, "de": 0.1, "ru": 0.0}
 _ES_SUFFIXES = ("o", "a", "ar", "er", "os", "ado", "ion", "ero", "ita", "ez")
-_DE_SYLLABLES = ("ge", "sch", "ei", "en", "ung", "ber", "al", "ku", "tr", "au", "ch", "ke", "lo", "st")
-_RU_SYLLABLES = ("ко", "ра", "ни", "ст", "ов", "ль", "де", "ма", "ть", "ус", "жи", "бы", "пр", "за", "ва", "щи")
+_DE_SYLLABLES = (
+    "ge",
+    "sch",
+    "ei",
+    "en",
+    "ung",
+    "ber",
+    "al",
+    "ku",
+    "tr",
+    "au",
+    "ch",
+    "ke",
+    "lo",
+    "st",
+)
+_RU_SYLLABLES = (
+    "ко",
+    "ра",
+    "ни",
+    "ст",
+    "ов",
+    "ль",
+    "де",
+    "ма",
+    "ть",
+    "ус",
+    "жи",
+    "бы",
+    "пр",
+    "за",
+    "ва",
+    "щи",
+)
 
 
 @cache
@@ -297,5 +373,11 @@ def synthetic_parallel(lang: str) -> list[tuple[str, str]]:
 
     Only the text is used (no labels), and the translations are exact by construction."""
     if lang not in SYNTHETIC_LANGUAGES or lang == "en":
-        raise DataError(f"synthetic parallel data pairs English with {', '.join(l for l in SYNTHETIC_LANGUAGES if l != 'en')}, not {lang!r}")
-    return [(_realise(sentence, "en"), _realise(sentence, lang)) for triple in _english_split("train") for sentence in triple[:2]]
+        raise DataError(
+            f"synthetic parallel data pairs English with {', '.join(l for l in SYNTHETIC_LANGUAGES if l != 'en')}, not {lang!r}"
+        )
+    return [
+        (_realise(sentence, "en"), _realise(sentence, lang))
+        for triple in _english_split("train")
+        for sentence in triple[:2]
+    ]

@@ -39,10 +39,15 @@ def synthetic_pawsx(split: str, lang: str) -> list[PairExample]:
     if split not in SPLIT_SIZES:
         raise ConfigError("split", split, f"one of {', '.join(SPLIT_SIZES)}")
     if lang not in SYNTHETIC_LANGUAGES:
-        raise DataError(f"synthetic data has no language {lang!r}; available: {', '.join(SYNTHETIC_LANGUAGES)}")
+        raise DataError(
+            f"synthetic data has no language {lang!r}; available: {', '.join(SYNTHETIC_LANGUAGES)}"
+        )
     if split == "train" and lang != "en":
         raise DataError(f"synthetic train data exists only for 'en', not {lang!r}")
-    return [PairExample(_realise(first, lang), _realise(second, lang), label) for first, second, label in _english_split(split)]
+    return [
+        PairExample(_realise(first, lang), _realise(second, lang), label)
+        for first, second, label in _english_split(split)
+    ]
 
 
 @cache
@@ -67,5 +72,9 @@ def _swapped(meaning: _Meaning, rng: random.Random) -> _Meaning:
     """Swap the subject and object nouns, or the two nouns' adjectives when both exist."""
     both_adjectives = meaning.subject_adjective is not None and meaning.object_adjective is not None
     if both_adjectives and rng.random() < 0.5:
-        return replace(meaning, subject_adjective=meaning.object_adjective, object_adjective=meaning.subject_adjective)
+        return replace(
+            meaning,
+            subject_adjective=meaning.object_adjective,
+            object_adjective=meaning.subject_adjective,
+        )
     return replace(meaning, subject=meaning.direct_object, direct_object=meaning.subject)

@@ -17,8 +17,22 @@ from xlt_core.errors import DataError
 
 # Two-letter project codes -> Tatoeba's three-letter codes (XTREME's XSR languages we use).
 TATOEBA_CODES = {
-    "ar": "ara", "bg": "bul", "de": "deu", "el": "ell", "es": "spa", "fr": "fra", "hi": "hin", "ru": "rus",
-    "sw": "swh", "th": "tha", "tr": "tur", "ur": "urd", "vi": "vie", "zh": "cmn", "ja": "jpn", "ko": "kor",
+    "ar": "ara",
+    "bg": "bul",
+    "de": "deu",
+    "el": "ell",
+    "es": "spa",
+    "fr": "fra",
+    "hi": "hin",
+    "ru": "rus",
+    "sw": "swh",
+    "th": "tha",
+    "tr": "tur",
+    "ur": "urd",
+    "vi": "vie",
+    "zh": "cmn",
+    "ja": "jpn",
+    "ko": "kor",
 }
 _TWO_LETTER = {three: two for two, three in TATOEBA_CODES.items()}
 
@@ -44,7 +58,9 @@ def load_tatoeba(source: str, lang: str, data_dir: str | None = None) -> Retriev
         return _read_local(Path(data_dir) / "tatoeba", lang, code)
     if source == "hub":
         return _load_hub(lang, code)
-    raise DataError(f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding tatoeba/, or data_source=hub")
+    raise DataError(
+        f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding tatoeba/, or data_source=hub"
+    )
 
 
 def available_tatoeba_languages(source: str, data_dir: str | None) -> list[str] | None:
@@ -52,14 +68,21 @@ def available_tatoeba_languages(source: str, data_dir: str | None) -> list[str] 
     if source == "hub":
         return None
     if source != "local":
-        raise DataError(f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding tatoeba/, or data_source=hub")
-    codes = (path.name.split(".")[1].split("-")[0] for path in (Path(data_dir) / "tatoeba").glob("tatoeba.*-eng.eng"))
+        raise DataError(
+            f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding tatoeba/, or data_source=hub"
+        )
+    codes = (
+        path.name.split(".")[1].split("-")[0]
+        for path in (Path(data_dir) / "tatoeba").glob("tatoeba.*-eng.eng")
+    )
     return sorted(_TWO_LETTER[code] for code in codes if code in _TWO_LETTER)
 
 
 def _three_letter(lang: str) -> str:
     if lang not in TATOEBA_CODES:
-        raise DataError(f"no Tatoeba code known for language {lang!r}; known: {', '.join(sorted(TATOEBA_CODES))}")
+        raise DataError(
+            f"no Tatoeba code known for language {lang!r}; known: {', '.join(sorted(TATOEBA_CODES))}"
+        )
     return TATOEBA_CODES[lang]
 
 
@@ -69,10 +92,19 @@ def _read_local(directory: Path, lang: str, code: str) -> RetrievalPairs:
     sides = []
     for path in paths:
         if not path.is_file():
-            raise DataError(f"Tatoeba file not found: {path}; the local layout expects <data_dir>/tatoeba/tatoeba.<xxx>-eng.<xxx|eng>")
-        sides.append(tuple(line.rstrip("\r") for line in path.read_text(encoding="utf-8-sig").rstrip("\n").split("\n")))
+            raise DataError(
+                f"Tatoeba file not found: {path}; the local layout expects <data_dir>/tatoeba/tatoeba.<xxx>-eng.<xxx|eng>"
+            )
+        sides.append(
+            tuple(
+                line.rstrip("\r")
+                for line in path.read_text(encoding="utf-8-sig").rstrip("\n").split("\n")
+            )
+        )
     if len(sides[0]) != len(sides[1]):
-        raise DataError(f"{paths[0]} has {len(sides[0])} lines but {paths[1]} has {len(sides[1])}: the files must be line-aligned")
+        raise DataError(
+            f"{paths[0]} has {len(sides[0])} lines but {paths[1]} has {len(sides[1])}: the files must be line-aligned"
+        )
     return RetrievalPairs(lang, *sides)
 
 

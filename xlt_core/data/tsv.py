@@ -13,12 +13,16 @@ from xlt_core.errors import DataError
 def local_languages(task_dir: Path, split: str, task_name: str, layout: str) -> list[str]:
     """The languages with a `<split>-<lang>.tsv` file (a directory listing only)."""
     if not task_dir.is_dir():
-        raise DataError(f"{task_name} directory not found: {task_dir}; the local layout expects {layout}")
+        raise DataError(
+            f"{task_name} directory not found: {task_dir}; the local layout expects {layout}"
+        )
     prefix = f"{split}-"
-    return sorted(path.stem[len(prefix):] for path in task_dir.glob(f"{prefix}*.tsv"))
+    return sorted(path.stem[len(prefix) :] for path in task_dir.glob(f"{prefix}*.tsv"))
 
 
-def read_pair_tsv(path: Path, label_ids: Mapping[str, int], columns: str, task_name: str, layout: str) -> list[PairExample]:
+def read_pair_tsv(
+    path: Path, label_ids: Mapping[str, int], columns: str, task_name: str, layout: str
+) -> list[PairExample]:
     """Rows of sentence1, sentence2 and a label (one of `label_ids`' keys).
 
     Lines are split on tabs by hand: MultiNLI text holds stray quote characters that csv
@@ -32,13 +36,17 @@ def read_pair_tsv(path: Path, label_ids: Mapping[str, int], columns: str, task_n
             continue
         fields = line.split("\t")
         if len(fields) != 3:
-            raise DataError(f"{path}:{line_number}: expected 3 tab-separated columns ({columns}), found {len(fields)}")
+            raise DataError(
+                f"{path}:{line_number}: expected 3 tab-separated columns ({columns}), found {len(fields)}"
+            )
         first, second, label_name = fields[0], fields[1], fields[2].strip()
         if label_name in label_ids:
             examples.append(PairExample(first, second, label_ids[label_name]))
         elif line_number != 1:
             allowed = ", ".join(dict.fromkeys(name for name in label_ids))
-            raise DataError(f"{path}:{line_number}: unknown label {label_name!r}; allowed: {allowed}")
+            raise DataError(
+                f"{path}:{line_number}: unknown label {label_name!r}; allowed: {allowed}"
+            )
     if not examples:
         raise DataError(f"{path}: no examples")
     return examples

@@ -13,7 +13,21 @@ from xlt_core.data.tsv import local_languages, read_pair_tsv
 from xlt_core.errors import ConfigError, DataError, require_one_of
 
 XNLI_LANGUAGES = (
-    "ar", "bg", "de", "el", "en", "es", "fr", "hi", "ru", "sw", "th", "tr", "ur", "vi", "zh",
+    "ar",
+    "bg",
+    "de",
+    "el",
+    "en",
+    "es",
+    "fr",
+    "hi",
+    "ru",
+    "sw",
+    "th",
+    "tr",
+    "ur",
+    "vi",
+    "zh",
 )
 XNLI_SOURCES = ("synthetic", "local", "hub")
 XNLI_SPLITS = ("train", "dev", "test")
@@ -51,14 +65,15 @@ def available_xnli_languages(source: str, split: str, data_dir: str | None = Non
     require_one_of("source", source, XNLI_SOURCES)
     require_one_of("split", split, XNLI_SPLITS)
     if source == "local":
-        languages = local_languages(_require_data_dir(data_dir) / "xnli", split, "XNLI", _LOCAL_LAYOUT)
+        languages = local_languages(
+            _require_data_dir(data_dir) / "xnli", split, "XNLI", _LOCAL_LAYOUT
+        )
     elif source == "hub":
         languages = list(XNLI_LANGUAGES)
     else:
         languages = list(SYNTHETIC_LANGUAGES)
     # Matches load_xnli, which refuses non-English training data whatever a directory holds.
     return [lang for lang in languages if split != "train" or lang == "en"]
-
 
 
 def _require_data_dir(data_dir: str | None) -> Path:
@@ -68,19 +83,25 @@ def _require_data_dir(data_dir: str | None) -> Path:
 
 
 @cache
-def _load_cached(source: str, split: str, lang: str, data_dir: str | None) -> tuple[PairExample, ...]:
+def _load_cached(
+    source: str, split: str, lang: str, data_dir: str | None
+) -> tuple[PairExample, ...]:
     if source == "synthetic":
         return tuple(synthetic_xnli(split, lang))
     if source == "local":
         path = Path(data_dir) / "xnli" / f"{split}-{lang}.tsv"
-        return tuple(read_pair_tsv(path, _LABEL_IDS, "premise, hypothesis, label", "XNLI", _LOCAL_LAYOUT))
+        return tuple(
+            read_pair_tsv(path, _LABEL_IDS, "premise, hypothesis, label", "XNLI", _LOCAL_LAYOUT)
+        )
     return tuple(_load_hub(split, lang))
 
 
 def _load_hub(split: str, lang: str) -> list[PairExample]:
     """facebook/xnli for dev/test, nyu-mll/multi_nli for English train (parquet, no scripts)."""
     if lang not in XNLI_LANGUAGES:
-        raise DataError(f"facebook/xnli has no language {lang!r}; available: {', '.join(XNLI_LANGUAGES)}")
+        raise DataError(
+            f"facebook/xnli has no language {lang!r}; available: {', '.join(XNLI_LANGUAGES)}"
+        )
     from datasets import load_dataset  # slow to import; only the hub path needs it
 
     if split == "train":
@@ -90,6 +111,8 @@ def _load_hub(split: str, lang: str) -> list[PairExample]:
     # MultiNLI marks pairs without a gold label with -1.
     return [
         PairExample(premise, hypothesis, int(label))
-        for premise, hypothesis, label in zip(rows["premise"], rows["hypothesis"], rows["label"], strict=True)
+        for premise, hypothesis, label in zip(
+            rows["premise"], rows["hypothesis"], rows["label"], strict=True
+        )
         if label >= 0
     ]

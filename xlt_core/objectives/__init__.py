@@ -6,7 +6,9 @@ from xlt_core.config import TrialConfig
 from xlt_core.objectives.base import Objective
 
 
-def build_objective(config: TrialConfig, pad_id: int, synonyms: dict[str, list[str]] | None) -> Objective:
+def build_objective(
+    config: TrialConfig, pad_id: int, synonyms: dict[str, list[str]] | None
+) -> Objective:
     """The objective `config.method` names, with its hyperparameters."""
     if config.method == "ear":
         from xlt_core.objectives.ear import EAR
@@ -23,7 +25,9 @@ def build_objective(config: TrialConfig, pad_id: int, synonyms: dict[str, list[s
     if config.method == "rs_da":
         from xlt_core.objectives.smoothing import SynonymAugmentation
 
-        return SynonymAugmentation(config.m, config.rs_da_variant == "keep_originals", synonyms or {}, pad_id)
+        return SynonymAugmentation(
+            config.m, config.rs_da_variant == "keep_originals", synonyms or {}, pad_id
+        )
     from xlt_core.objectives.finetune import FineTune
 
     return FineTune(pad_id)

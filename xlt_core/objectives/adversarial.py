@@ -41,7 +41,9 @@ class Adversarial:
     def training_set(self, examples, encode: Encoder, seed: int) -> PairTrainingSet:
         return PairTrainingSet(encode(examples), self.pad_id)
 
-    def perturbation(self, model, batch: Batch, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def perturbation(
+        self, model, batch: Batch, labels: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """The adversarial delta (inside the ball, zero at padding) and the clean CE."""
         embeddings = word_embeddings(model, batch).detach()
         mask = real_token_mask(batch, embeddings)
@@ -53,11 +55,15 @@ class Adversarial:
             (gradient,) = torch.autograd.grad(ce, delta)
             if clean_ce is None:
                 clean_ce = ce.detach()
-            delta = (delta.detach() + self.step_scale * self.epsilon * gradient.sign()).clamp(-self.epsilon, self.epsilon) * mask
+            delta = (delta.detach() + self.step_scale * self.epsilon * gradient.sign()).clamp(
+                -self.epsilon, self.epsilon
+            ) * mask
         return delta.detach(), clean_ce
 
     def loss(self, model, batch: Batch):
         labels = batch.pop("labels")
         delta, clean_ce = self.perturbation(model, batch, labels)
-        adv_ce = F.cross_entropy(forward_embedded(model, batch, word_embeddings(model, batch) + delta).logits, labels)
+        adv_ce = F.cross_entropy(
+            forward_embedded(model, batch, word_embeddings(model, batch) + delta).logits, labels
+        )
         return adv_ce, {"adv_ce": adv_ce, "ce": clean_ce}

@@ -58,7 +58,13 @@ class AlignmentBatch:
 
     def to(self, device: torch.device) -> "AlignmentBatch":
         move = lambda batch: {k: v.to(device) for k, v in batch.items()}  # noqa: E731
-        return AlignmentBatch(move(self.source), move(self.target), self.source_spans, self.linked_source.to(device), self.target_spans)
+        return AlignmentBatch(
+            move(self.source),
+            move(self.target),
+            self.source_spans,
+            self.linked_source.to(device),
+            self.target_spans,
+        )
 
 
 def make_batch(pairs: AlignedPairs, indices: Sequence[int], pad_id: int) -> AlignmentBatch:
@@ -73,6 +79,7 @@ def make_batch(pairs: AlignedPairs, indices: Sequence[int], pad_id: int) -> Alig
 
     def pad(ids):
         return pad_batch([(row, [0] * len(row)) for row in ids], pad_id)
+
     return AlignmentBatch(
         pad([pairs.source_ids[k] for k in indices]),
         pad([pairs.target_ids[k] for k in indices]),
@@ -87,7 +94,9 @@ def encode_words(encoder, inputs: dict[str, torch.Tensor], spans) -> torch.Tenso
     return word_vectors(encoder(**inputs).last_hidden_state, spans)
 
 
-def alignment_losses(encoder, frozen_encoder, batch: AlignmentBatch) -> tuple[torch.Tensor, torch.Tensor]:
+def alignment_losses(
+    encoder, frozen_encoder, batch: AlignmentBatch
+) -> tuple[torch.Tensor, torch.Tensor]:
     """(align, reg) of Eq. 1 on one batch; `frozen_encoder` runs without gradients."""
     source = encode_words(encoder, batch.source, batch.source_spans)
     target = encode_words(encoder, batch.target, batch.target_spans)
@@ -99,19 +108,31 @@ def alignment_losses(encoder, frozen_encoder, batch: AlignmentBatch) -> tuple[to
 
 
 @torch.no_grad()
-def alignment_distances(encoder, frozen_encoder, pairs: AlignedPairs, pad_id: int, device: torch.device, batch_size: int = 32) -> dict[str, float]:
+def alignment_distances(
+    encoder,
+    frozen_encoder,
+    pairs: AlignedPairs,
+    pad_id: int,
+    device: torch.device,
+    batch_size: int = 32,
+) -> dict[str, float]:
     """Mean L2 distance of linked word vectors (`aligned_distance`) and of source word
     vectors to the frozen original's (`source_drift`), over all of `pairs`."""
     encoder.eval()
     distances, drifts = [], []
     for start in range(0, len(pairs), batch_size):
-        batch = make_batch(pairs, range(start, min(start + batch_size, len(pairs))), pad_id).to(device)
+        batch = make_batch(pairs, range(start, min(start + batch_size, len(pairs))), pad_id).to(
+            device
+        )
         source = encode_words(encoder, batch.source, batch.source_spans)
         target = encode_words(encoder, batch.target, batch.target_spans)
         original = encode_words(frozen_encoder, batch.source, batch.source_spans)
         distances.append((source[batch.linked_source] - target).norm(dim=-1).float().cpu())
         drifts.append((source - original).norm(dim=-1).float().cpu())
-    return {"aligned_distance": torch.cat(distances).mean().item(), "source_drift": torch.cat(drifts).mean().item()}
+    return {
+        "aligned_distance": torch.cat(distances).mean().item(),
+        "source_drift": torch.cat(drifts).mean().item(),
+    }
 
 
 @dataclass
@@ -144,6 +165,16 @@ class ContinualAlignment:
     def loss(self, model, batch):
         loss, parts = self.inner.loss(model, batch)
         device = next(model.parameters()).device
-        indices = self._rng.sample(range(len(self.pairs)), min(self.pairs_per_step, len(self.pairs)))
-        align, reg = alignment_losses(model.base_model, self.frozen_encoder.to(device), make_batch(self.pairs, indices, self.pad_id).to(device))
-        return loss + self.alpha * align + self.reg_weight * reg, {**parts, "align": align, "reg": reg}
+        indices = self._rng.sample(
+            range(len(self.pairs)), min(self.pairs_per_step, len(self.pairs))
+        )
+        align, reg = alignment_losses(
+            model.base_model,
+            self.frozen_encoder.to(device),
+            make_batch(self.pairs, indices, self.pad_id).to(device),
+        )
+        return loss + self.alpha * align + self.reg_weight * reg, {
+            **parts,
+            "align": align,
+            "reg": reg,
+        }

@@ -23,7 +23,9 @@ class TrainingSet(Protocol):
 class Objective(Protocol):
     name: str
 
-    def training_set(self, examples: Sequence[PairExample], encode: Encoder, seed: int) -> TrainingSet: ...
+    def training_set(
+        self, examples: Sequence[PairExample], encode: Encoder, seed: int
+    ) -> TrainingSet: ...
 
     def loss(self, model, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The loss to minimise and its named parts (`ce`, `ept`, `apt`, ...) for logging."""

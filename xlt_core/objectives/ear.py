@@ -39,7 +39,12 @@ def masked_mean(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Ten
     return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
 
 
-def embedding_push(embeddings: torch.Tensor, embeddings_aug: torch.Tensor, mask: torch.Tensor, mask_aug: torch.Tensor) -> torch.Tensor:
+def embedding_push(
+    embeddings: torch.Tensor,
+    embeddings_aug: torch.Tensor,
+    mask: torch.Tensor,
+    mask_aug: torch.Tensor,
+) -> torch.Tensor:
     """EPT = -MSE(mean-pooled embeddings of x, of x^a)."""
     return -F.mse_loss(masked_mean(embeddings, mask), masked_mean(embeddings_aug, mask_aug))
 
@@ -64,7 +69,9 @@ class AugmentedPairTrainingSet:
 
     def batch(self, indices: Sequence[int]) -> Batch:
         original_indices = [i // self.m for i in indices]
-        batch = pad_batch(rows(self.originals, original_indices) + rows(self.copies, indices), self.pad_id)
+        batch = pad_batch(
+            rows(self.originals, original_indices) + rows(self.copies, indices), self.pad_id
+        )
         batch["labels"] = torch.tensor([self.originals.labels[i] for i in original_indices])
         return batch
 
@@ -81,7 +88,11 @@ class EAR:
 
     def training_set(self, examples, encode: Encoder, seed: int) -> AugmentedPairTrainingSet:
         rng = random.Random(seed)
-        copies = [copy for example in examples for copy in augment_pair(example, self.synonyms, self.m, rng)]
+        copies = [
+            copy
+            for example in examples
+            for copy in augment_pair(example, self.synonyms, self.m, rng)
+        ]
         return AugmentedPairTrainingSet(encode(examples), encode(copies), self.m, self.pad_id)
 
     def loss(self, model, batch: Batch):

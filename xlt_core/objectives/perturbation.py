@@ -34,4 +34,8 @@ def real_token_mask(batch: Batch, like: torch.Tensor) -> torch.Tensor:
 def forward_embedded(model, batch: Batch, embeddings: torch.Tensor):
     """The model's output on `embeddings` given as `inputs_embeds` (position and type
     embeddings are added by the model as for token ids)."""
-    return model(inputs_embeds=embeddings, token_type_ids=batch["token_type_ids"], attention_mask=batch["attention_mask"])
+    return model(
+        inputs_embeds=embeddings,
+        token_type_ids=batch["token_type_ids"],
+        attention_mask=batch["attention_mask"],
+    )

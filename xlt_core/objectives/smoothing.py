@@ -46,13 +46,21 @@ class RandomPerturbation:
         device = embeddings.device
         if device not in self._generators:
             self._generators[device] = torch.Generator(device=device).manual_seed(self.seed)
-        uniform = torch.rand(embeddings.shape, generator=self._generators[device], device=device, dtype=embeddings.dtype)
+        uniform = torch.rand(
+            embeddings.shape,
+            generator=self._generators[device],
+            device=device,
+            dtype=embeddings.dtype,
+        )
         return (2.0 * uniform - 1.0) * self.epsilon * real_token_mask(batch, embeddings)
 
     def loss(self, model, batch: Batch):
         labels = batch.pop("labels")
         embeddings = word_embeddings(model, batch)
-        ce = F.cross_entropy(forward_embedded(model, batch, embeddings + self.noise(embeddings, batch)).logits, labels)
+        ce = F.cross_entropy(
+            forward_embedded(model, batch, embeddings + self.noise(embeddings, batch)).logits,
+            labels,
+        )
         return ce, {"ce": ce}
 
 
@@ -67,7 +75,11 @@ class SynonymAugmentation:
     def training_examples(self, examples, seed: int) -> list:
         """The originals (keep_originals only), then each example's m copies in order."""
         rng = random.Random(seed)
-        copies = [copy for example in examples for copy in augment_pair(example, self.synonyms, self.m, rng)]
+        copies = [
+            copy
+            for example in examples
+            for copy in augment_pair(example, self.synonyms, self.m, rng)
+        ]
         return (list(examples) if self.keep_originals else []) + copies
 
     def training_set(self, examples, encode: Encoder, seed: int) -> PairTrainingSet:

@@ -43,10 +43,23 @@ def token_f1(prediction: str, gold: str) -> float:
 def score_answers(predictions: Sequence[str], examples: Sequence[QAExample]) -> dict:
     """Per-question F1 and EM (each the best over the gold answers), their means ×1 (not
     %), and the predictions; `scores` (F1) is what the paired t-test reads."""
-    f1 = [max(token_f1(p, gold) for gold in e.answers) for p, e in zip(predictions, examples, strict=True)]
-    em = [max(exact_match(p, gold) for gold in e.answers) for p, e in zip(predictions, examples, strict=True)]
-    return {"metric": "f1", "value": float(np.mean(f1)), "exact_match": float(np.mean(em)), "scores": f1, "exact_match_scores": em,
-            "predictions": list(predictions), "labels": [list(e.answers) for e in examples]}
+    f1 = [
+        max(token_f1(p, gold) for gold in e.answers)
+        for p, e in zip(predictions, examples, strict=True)
+    ]
+    em = [
+        max(exact_match(p, gold) for gold in e.answers)
+        for p, e in zip(predictions, examples, strict=True)
+    ]
+    return {
+        "metric": "f1",
+        "value": float(np.mean(f1)),
+        "exact_match": float(np.mean(em)),
+        "scores": f1,
+        "exact_match_scores": em,
+        "predictions": list(predictions),
+        "labels": [list(e.answers) for e in examples],
+    }
 
 
 @dataclass(frozen=True)
@@ -69,17 +82,32 @@ class QAFeatures:
 def encode_qa(tokenizer, examples: Sequence[QAExample], max_length: int, stride: int) -> QAFeatures:
     """Question first, context second; contexts longer than the window are split into
     windows overlapping by `stride` tokens (only the context is truncated)."""
-    batch = tokenizer([e.question for e in examples], [e.context for e in examples], truncation="only_second", max_length=max_length,
-                      stride=stride, return_overflowing_tokens=True, return_offsets_mapping=True, return_token_type_ids=True)
+    batch = tokenizer(
+        [e.question for e in examples],
+        [e.context for e in examples],
+        truncation="only_second",
+        max_length=max_length,
+        stride=stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+        return_token_type_ids=True,
+    )
     offsets, starts, ends = [], [], []
     for row, example_index in enumerate(batch["overflow_to_sample_mapping"]):
         example, sequence_ids = examples[example_index], batch.sequence_ids(row)
-        row_offsets = [tuple(span) if sequence_ids[k] == 1 else None for k, span in enumerate(batch["offset_mapping"][row])]
+        row_offsets = [
+            tuple(span) if sequence_ids[k] == 1 else None
+            for k, span in enumerate(batch["offset_mapping"][row])
+        ]
         answer_begin = example.answer_start
         answer_end = answer_begin + len(example.answers[0])
         inside = [k for k, span in enumerate(row_offsets) if span is not None]
         start = end = 0
-        if inside and row_offsets[inside[0]][0] <= answer_begin and row_offsets[inside[-1]][1] >= answer_end:
+        if (
+            inside
+            and row_offsets[inside[0]][0] <= answer_begin
+            and row_offsets[inside[-1]][1] >= answer_end
+        ):
             start = next((k for k in inside if row_offsets[k][1] > answer_begin), 0)
             end = next((k for k in reversed(inside) if row_offsets[k][0] < answer_end), 0)
             if end < start:  # an empty answer or one that no token covers: not a target
@@ -87,7 +115,14 @@ def encode_qa(tokenizer, examples: Sequence[QAExample], max_length: int, stride:
         offsets.append(row_offsets)
         starts.append(start)
         ends.append(end)
-    return QAFeatures(batch["input_ids"], batch["token_type_ids"], list(batch["overflow_to_sample_mapping"]), offsets, starts, ends)
+    return QAFeatures(
+        batch["input_ids"],
+        batch["token_type_ids"],
+        list(batch["overflow_to_sample_mapping"]),
+        offsets,
+        starts,
+        ends,
+    )
 
 
 @dataclass
@@ -99,13 +134,18 @@ class QATrainingSet:
         return len(self.features)
 
     def batch(self, indices: Sequence[int]) -> dict[str, torch.Tensor]:
-        batch = pad_batch([(self.features.input_ids[i], self.features.token_type_ids[i]) for i in indices], self.pad_id)
+        batch = pad_batch(
+            [(self.features.input_ids[i], self.features.token_type_ids[i]) for i in indices],
+            self.pad_id,
+        )
         batch["start_positions"] = torch.tensor([self.features.start_positions[i] for i in indices])
         batch["end_positions"] = torch.tensor([self.features.end_positions[i] for i in indices])
         return batch
 
 
-def best_span(start_logits: np.ndarray, end_logits: np.ndarray, offsets: Sequence[tuple[int, int] | None]) -> tuple[float, int, int] | None:
+def best_span(
+    start_logits: np.ndarray, end_logits: np.ndarray, offsets: Sequence[tuple[int, int] | None]
+) -> tuple[float, int, int] | None:
     """(score, start token, end token) of the best context span of one window, with
     end >= start and at most MAX_ANSWER_TOKENS tokens; None when the window has no context."""
     best = None
@@ -122,19 +162,37 @@ def best_span(start_logits: np.ndarray, end_logits: np.ndarray, offsets: Sequenc
 
 
 @torch.no_grad()
-def predict_answers(model, features: QAFeatures, examples: Sequence[QAExample], batch_size: int, pad_id: int, device: torch.device) -> list[str]:
+def predict_answers(
+    model,
+    features: QAFeatures,
+    examples: Sequence[QAExample],
+    batch_size: int,
+    pad_id: int,
+    device: torch.device,
+) -> list[str]:
     """The answer text of each example: the best span over all of its windows."""
     model.eval()
     best: dict[int, tuple[float, str]] = {}
     for start in range(0, len(features), batch_size):
         rows = range(start, min(start + batch_size, len(features)))
-        batch = {k: v.to(device) for k, v in pad_batch([(features.input_ids[i], features.token_type_ids[i]) for i in rows], pad_id).items()}
+        batch = {
+            k: v.to(device)
+            for k, v in pad_batch(
+                [(features.input_ids[i], features.token_type_ids[i]) for i in rows], pad_id
+            ).items()
+        }
         output = model(**batch)
-        start_logits, end_logits = output.start_logits.float().cpu().numpy(), output.end_logits.float().cpu().numpy()
+        start_logits, end_logits = (
+            output.start_logits.float().cpu().numpy(),
+            output.end_logits.float().cpu().numpy(),
+        )
         for position, row in enumerate(rows):
             span = best_span(start_logits[position], end_logits[position], features.offsets[row])
             index = features.example_index[row]
             if span and (index not in best or span[0] > best[index][0]):
                 context = examples[index].context
-                best[index] = (span[0], context[features.offsets[row][span[1]][0] : features.offsets[row][span[2]][1]])
+                best[index] = (
+                    span[0],
+                    context[features.offsets[row][span[1]][0] : features.offsets[row][span[2]][1]],
+                )
     return [best[i][1] if i in best else "" for i in range(len(examples))]

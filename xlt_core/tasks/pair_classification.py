@@ -57,7 +57,9 @@ def encode_pairs(
             max_length=max_length,
             return_token_type_ids=True,
         )
-        encoded = EncodedPairs(batch["input_ids"], batch["token_type_ids"], [e.label for e in examples])
+        encoded = EncodedPairs(
+            batch["input_ids"], batch["token_type_ids"], [e.label for e in examples]
+        )
         if path is not None:
             _save_atomically(encoded, path)
     _memory_cache[key] = encoded
@@ -74,7 +76,11 @@ def pad_batch(rows: Sequence[tuple[list[int], list[int]]], pad_id: int) -> dict[
         input_ids[i, : len(ids)] = torch.tensor(ids)
         token_type_ids[i, : len(types)] = torch.tensor(types)
         attention_mask[i, : len(ids)] = 1
-    return {"input_ids": input_ids, "token_type_ids": token_type_ids, "attention_mask": attention_mask}
+    return {
+        "input_ids": input_ids,
+        "token_type_ids": token_type_ids,
+        "attention_mask": attention_mask,
+    }
 
 
 def rows(encoded: EncodedPairs, indices: Sequence[int]) -> list[tuple[list[int], list[int]]]:
@@ -82,7 +88,9 @@ def rows(encoded: EncodedPairs, indices: Sequence[int]) -> list[tuple[list[int],
 
 
 @torch.no_grad()
-def predict(model, encoded: EncodedPairs, batch_size: int, pad_id: int, device: torch.device) -> np.ndarray:
+def predict(
+    model, encoded: EncodedPairs, batch_size: int, pad_id: int, device: torch.device
+) -> np.ndarray:
     """Predicted label per example, in the examples' order.
 
     Examples are batched by length so that little padding is computed."""
@@ -92,7 +100,9 @@ def predict(model, encoded: EncodedPairs, batch_size: int, pad_id: int, device: 
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
         batch = {k: v.to(device) for k, v in pad_batch(rows(encoded, chunk), pad_id).items()}
-        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+        with torch.autocast(
+            device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"
+        ):
             logits = model(**batch).logits
         predictions[chunk] = logits.argmax(dim=-1).cpu().numpy()
     return predictions
@@ -110,7 +120,9 @@ def score_predictions(predictions: np.ndarray, labels: Sequence[int]) -> dict:
     }
 
 
-def _cache_key(tokenizer: PreTrainedTokenizerBase, examples: Sequence[PairExample], max_length: int) -> str:
+def _cache_key(
+    tokenizer: PreTrainedTokenizerBase, examples: Sequence[PairExample], max_length: int
+) -> str:
     digest = hashlib.sha256(f"{_fingerprint(tokenizer)}|{max_length}|".encode())
     for example in examples:
         digest.update(f"{example.sentence1}\t{example.sentence2}\t{example.label}\n".encode())
@@ -120,7 +132,11 @@ def _cache_key(tokenizer: PreTrainedTokenizerBase, examples: Sequence[PairExampl
 def _fingerprint(tokenizer: PreTrainedTokenizerBase) -> str:
     # Hashing the whole tokenizer definition is exact and costs one serialisation per process.
     if tokenizer not in _fingerprints:
-        definition = tokenizer.backend_tokenizer.to_str() if tokenizer.is_fast else repr(sorted(tokenizer.get_vocab().items()))
+        definition = (
+            tokenizer.backend_tokenizer.to_str()
+            if tokenizer.is_fast
+            else repr(sorted(tokenizer.get_vocab().items()))
+        )
         _fingerprints[tokenizer] = hashlib.sha256(definition.encode()).hexdigest()
     return _fingerprints[tokenizer]
 
@@ -129,11 +145,20 @@ def _save_atomically(encoded: EncodedPairs, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, staging = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(handle)
-    torch.save({"input_ids": encoded.input_ids, "token_type_ids": encoded.token_type_ids, "labels": encoded.labels}, staging)
+    torch.save(
+        {
+            "input_ids": encoded.input_ids,
+            "token_type_ids": encoded.token_type_ids,
+            "labels": encoded.labels,
+        },
+        staging,
+    )
     os.replace(staging, path)
 
 
-def cross_lingual_pairs(first: Sequence[PairExample], second: Sequence[PairExample]) -> list[PairExample]:
+def cross_lingual_pairs(
+    first: Sequence[PairExample], second: Sequence[PairExample]
+) -> list[PairExample]:
     """Generalized cross-lingual pairs: sentence 1 from `first`, sentence 2 from `second`.
 
     The two sets must be parallel (example i is the same pair, translated), as the XNLI
@@ -143,10 +168,16 @@ def cross_lingual_pairs(first: Sequence[PairExample], second: Sequence[PairExamp
     With `first is second` this is the ordinary evaluation set, example for example.
     """
     _check_parallel(first, second)
-    return [PairExample(a.sentence1, b.sentence2, a.label) for a, b in zip(first, second) if a.label == b.label]
+    return [
+        PairExample(a.sentence1, b.sentence2, a.label)
+        for a, b in zip(first, second)
+        if a.label == b.label
+    ]
 
 
-def mixed_language_pairs(english: Sequence[PairExample], target: Sequence[PairExample], seed: int) -> list[PairExample]:
+def mixed_language_pairs(
+    english: Sequence[PairExample], target: Sequence[PairExample], seed: int
+) -> list[PairExample]:
     """The mixed-language set: each target example with one of its two sentences replaced
     by its English original. Which one is drawn per example index with `seed`, so the
     draw is the same for every language; examples whose labels disagree are left out."""
@@ -156,10 +187,16 @@ def mixed_language_pairs(english: Sequence[PairExample], target: Sequence[PairEx
     for en, other in zip(english, target):
         english_first = rng.random() < 0.5
         if en.label == other.label:
-            mixed.append(PairExample(en.sentence1, other.sentence2, en.label) if english_first else PairExample(other.sentence1, en.sentence2, en.label))
+            mixed.append(
+                PairExample(en.sentence1, other.sentence2, en.label)
+                if english_first
+                else PairExample(other.sentence1, en.sentence2, en.label)
+            )
     return mixed
 
 
 def _check_parallel(first: Sequence[PairExample], second: Sequence[PairExample]) -> None:
     if len(first) != len(second):
-        raise DataError(f"generalized and mixed-language pairs need parallel test sets; they hold {len(first)} and {len(second)} examples")
+        raise DataError(
+            f"generalized and mixed-language pairs need parallel test sets; they hold {len(first)} and {len(second)} examples"
+        )

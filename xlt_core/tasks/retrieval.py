@@ -12,7 +12,14 @@ from xlt_core.tasks.pair_classification import pad_batch
 
 
 @torch.no_grad()
-def layer_sentence_vectors(encoder, tokenizer, sentences: Sequence[str], max_length: int, batch_size: int, device: torch.device) -> torch.Tensor:
+def layer_sentence_vectors(
+    encoder,
+    tokenizer,
+    sentences: Sequence[str],
+    max_length: int,
+    batch_size: int,
+    device: torch.device,
+) -> torch.Tensor:
     """(layers + 1, sentences, hidden): the mean over each sentence's tokens (special
     tokens included, padding excluded) of every hidden state; index 0 is the embedding
     output, index k the k-th transformer layer."""
@@ -20,8 +27,16 @@ def layer_sentence_vectors(encoder, tokenizer, sentences: Sequence[str], max_len
     ids = tokenizer(list(sentences), truncation=True, max_length=max_length)["input_ids"]
     parts = []
     for start in range(0, len(ids), batch_size):
-        batch = {k: v.to(device) for k, v in pad_batch([(row, [0] * len(row)) for row in ids[start : start + batch_size]], tokenizer.pad_token_id).items()}
-        hidden = torch.stack(encoder(**batch, output_hidden_states=True).hidden_states)  # (L+1, B, T, H)
+        batch = {
+            k: v.to(device)
+            for k, v in pad_batch(
+                [(row, [0] * len(row)) for row in ids[start : start + batch_size]],
+                tokenizer.pad_token_id,
+            ).items()
+        }
+        hidden = torch.stack(
+            encoder(**batch, output_hidden_states=True).hidden_states
+        )  # (L+1, B, T, H)
         mask = batch["attention_mask"].to(hidden.dtype)[None, :, :, None]
         parts.append(((hidden * mask).sum(dim=2) / mask.sum(dim=2)).float().cpu())
     return torch.cat(parts, dim=1)
@@ -31,7 +46,10 @@ def reciprocal_ranks(queries: torch.Tensor, candidates: torch.Tensor) -> np.ndar
     """1 / rank of each query's gold candidate (the one at the same index) among all
     candidates by cosine similarity. Rank = 1 + the number of candidates strictly more
     similar than the gold one (a tie does not push the gold candidate down)."""
-    similarity = torch.nn.functional.normalize(queries, dim=-1) @ torch.nn.functional.normalize(candidates, dim=-1).T
+    similarity = (
+        torch.nn.functional.normalize(queries, dim=-1)
+        @ torch.nn.functional.normalize(candidates, dim=-1).T
+    )
     gold = similarity.diagonal().unsqueeze(1)
     ranks = 1 + (similarity > gold).sum(dim=1)
     return (1.0 / ranks.double()).numpy()
@@ -39,7 +57,9 @@ def reciprocal_ranks(queries: torch.Tensor, candidates: torch.Tensor) -> np.ndar
 
 def mrr_per_layer(query_vectors: torch.Tensor, candidate_vectors: torch.Tensor) -> np.ndarray:
     """(layers, queries) reciprocal ranks, one row per layer of `layer_sentence_vectors`."""
-    return np.stack([reciprocal_ranks(q, c) for q, c in zip(query_vectors, candidate_vectors, strict=True)])
+    return np.stack(
+        [reciprocal_ranks(q, c) for q, c in zip(query_vectors, candidate_vectors, strict=True)]
+    )
 
 
 def choose_layer(dev_mrr: Sequence[float]) -> int:

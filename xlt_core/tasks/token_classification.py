@@ -28,7 +28,12 @@ class EncodedTokens:
 
 
 def encode_tokens(tokenizer, sentences: Sequence[TaggedSentence], max_length: int) -> EncodedTokens:
-    batch = tokenizer([list(s.words) for s in sentences], is_split_into_words=True, truncation=True, max_length=max_length)
+    batch = tokenizer(
+        [list(s.words) for s in sentences],
+        is_split_into_words=True,
+        truncation=True,
+        max_length=max_length,
+    )
     labels, firsts = [], []
     for index, sentence in enumerate(sentences):
         word_ids = batch.word_ids(index)
@@ -52,7 +57,10 @@ class TokenTrainingSet:
         return len(self.encoded)
 
     def batch(self, indices: Sequence[int]) -> dict[str, torch.Tensor]:
-        batch = pad_batch([(self.encoded.input_ids[i], [0] * len(self.encoded.input_ids[i])) for i in indices], self.pad_id)
+        batch = pad_batch(
+            [(self.encoded.input_ids[i], [0] * len(self.encoded.input_ids[i])) for i in indices],
+            self.pad_id,
+        )
         labels = torch.full(batch["input_ids"].shape, IGNORE, dtype=torch.long)
         for row, i in enumerate(indices):
             labels[row, : len(self.encoded.labels[i])] = torch.tensor(self.encoded.labels[i])
@@ -61,7 +69,9 @@ class TokenTrainingSet:
 
 
 @torch.no_grad()
-def predict_tags(model, encoded: EncodedTokens, batch_size: int, pad_id: int, device: torch.device) -> list[list[int]]:
+def predict_tags(
+    model, encoded: EncodedTokens, batch_size: int, pad_id: int, device: torch.device
+) -> list[list[int]]:
     """Predicted tag per word (read at its first subword); a word cut off by the length
     limit is predicted O."""
     model.eval()
@@ -69,7 +79,12 @@ def predict_tags(model, encoded: EncodedTokens, batch_size: int, pad_id: int, de
     order = sorted(range(len(encoded)), key=lambda i: len(encoded.input_ids[i]))
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
-        batch = {k: v.to(device) for k, v in pad_batch([(encoded.input_ids[i], [0] * len(encoded.input_ids[i])) for i in chunk], pad_id).items()}
+        batch = {
+            k: v.to(device)
+            for k, v in pad_batch(
+                [(encoded.input_ids[i], [0] * len(encoded.input_ids[i])) for i in chunk], pad_id
+            ).items()
+        }
         best = model(**batch).logits.argmax(dim=-1).cpu().numpy()
         for row, i in enumerate(chunk):
             predictions[i] = [int(best[row, p]) if p >= 0 else 0 for p in encoded.first_subword[i]]
@@ -79,7 +94,10 @@ def predict_tags(model, encoded: EncodedTokens, batch_size: int, pad_id: int, de
 def entity_counts(gold: Sequence[str], predicted: Sequence[str]) -> list[int]:
     """[true positives, false positives, false negatives] of entity spans in one sentence
     (an entity is right only when its type and both boundaries match)."""
-    gold_entities, predicted_entities = set(get_entities(list(gold))), set(get_entities(list(predicted)))
+    gold_entities, predicted_entities = (
+        set(get_entities(list(gold))),
+        set(get_entities(list(predicted))),
+    )
     tp = len(gold_entities & predicted_entities)
     return [tp, len(predicted_entities) - tp, len(gold_entities) - tp]
 
@@ -93,8 +111,18 @@ def f1_from_counts(counts: np.ndarray) -> float:
 def score_tags(predictions: Sequence[Sequence[int]], tags: Sequence[Sequence[int]]) -> dict:
     """Entity-level micro F1 and the per-sentence counts the permutation test recomputes it from."""
     names = lambda ids: [NER_LABELS[i] for i in ids]  # noqa: E731
-    counts = [entity_counts(names(gold), names(predicted)) for gold, predicted in zip(tags, predictions, strict=True)]
+    counts = [
+        entity_counts(names(gold), names(predicted))
+        for gold, predicted in zip(tags, predictions, strict=True)
+    ]
     value = f1_from_counts(np.asarray(counts))
     # `scores`: per-sentence F1 (1 for a sentence with no entity either side), for paired views.
     scores = [f1_from_counts(np.asarray(c)) if sum(c) else 1.0 for c in counts]
-    return {"metric": "f1", "value": value, "counts": counts, "scores": scores, "predictions": [list(p) for p in predictions], "labels": [list(t) for t in tags]}
+    return {
+        "metric": "f1",
+        "value": value,
+        "counts": counts,
+        "scores": scores,
+        "predictions": [list(p) for p in predictions],
+        "labels": [list(t) for t in tags],
+    }
