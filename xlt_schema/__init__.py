@@ -1,0 +1,64 @@
+"""Names that cross the layers: MLflow tags, the metric-key format, the hyperparameter tag.
+
+`xlt_core` writes metric keys, `sweeps` writes tags and `analysis` reads both; each name
+has its one home here. This package imports nothing, so every layer may import it
+(`analysis` stays free of torch, Ray and `xlt_core`).
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- MLflow tags -------------------------------------------------------------------------
+ROLE_TAG = "xlt.role"  # "parent" (one per sweep invocation) or "trial" (one per trial)
+PARENT_ROLE = "parent"
+TRIAL_ROLE = "trial"
+PARENT_RUN_TAG = "mlflow.parentRunId"  # MLflow's own nesting tag
+TRIAL_ID_TAG = "ray_trial_id"  # a restarted trial finds its run by it
+PHASE_TAG = "phase"  # grid | search | final
+# Parent-run tags that let `--resume` find an interrupted sweep and continue it.
+SWEEP_KEY_TAG = "xlt.sweep_key"
+RAY_NAME_TAG = "xlt.ray_name"
+STORAGE_TAG = "xlt.storage_path"
+STAGE_TAG = "xlt.stage"
+COMPLETE_TAG = "xlt.complete"
+# Set on the parent of a two-phase search: only that phase's trials are its results.
+REPORT_PHASE_TAG = "xlt.report_phase"
+FAILURE_TAG = "failure"
+# A trial run's identity: its training objective, what happened to its encoder, the hash of
+# every setting but the seed (seeds of one configuration share it) and a readable label.
+METHOD_TAG = "method"
+ADAPTATION_TAG = "adaptation"
+CONFIG_KEY_TAG = "config_key"
+CONFIG_LABEL_TAG = "config_label"
+# Comma-separated names of the trial's hyperparameters (its method's and its adaptation's),
+# so that analysis learns them from what the sweep recorded rather than from a copy.
+HYPERPARAMETERS_TAG = "xlt.hyperparameters"
+
+# The configuration every sweep compares against: plain fine-tuning of the original encoder.
+BASELINE_METHOD = "finetune"
+NO_ADAPTATION = "none"
+
+# --- Metric keys ------------------------------------------------------------------------
+# Evaluation metrics are `<split>/<lang>/<metric>` (`dev/en/accuracy`, `test/en-es/accuracy`,
+# `xquad/es/f1`); training curves are `train/<name>`, never results.
+TRAINING_SPLIT = "train"
+_METRIC_KEY = re.compile(r"^(?P<split>[^/]+)/(?P<lang>[^/]+)/(?P<metric>[^/]+)$")
+
+
+def metric_key(split: str, lang: str, metric: str) -> str:
+    """The key of an evaluation metric, e.g. `metric_key("test", "es", "accuracy")`."""
+    return f"{split}/{lang}/{metric}"
+
+
+def parse_metric_key(key: str) -> tuple[str, str, str] | None:
+    """(split, lang, metric) of an evaluation metric key; None for anything else."""
+    match = _METRIC_KEY.match(key)
+    if match is None or match["split"] == TRAINING_SPLIT:
+        return None
+    return match["split"], match["lang"], match["metric"]
+
+
+def example_scores_key(split: str, lang: str) -> str:
+    """The name of a per-example scores artifact: `predictions/<split>-<lang>.json`."""
+    return f"{split}-{lang}"
