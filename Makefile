@@ -1,11 +1,13 @@
 # `make demo`: the EAR x XNLI smoke sweep on the embedded default (local Ray, SQLite
-# MLflow, tiny model, synthetic data). `make test`: the test suite. Both create .venv first.
+# MLflow, tiny model, synthetic data). `make test`: ruff, then the whole test suite (CI);
+# `make test-fast`: ruff, then the tests not marked slow (no Ray, no sweep; under 3 minutes).
+# All create .venv first.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test install clean
+.PHONY: demo test test-fast lint install clean
 
 install: $(INSTALLED)
 
@@ -20,8 +22,15 @@ $(INSTALLED): pyproject.toml
 demo: $(INSTALLED)
 	$(PY) sweeps/ear_xnli.py --preset smoke
 
-test: $(INSTALLED)
+lint: $(INSTALLED)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: lint
 	$(PY) -m pytest
+
+test-fast: lint
+	$(PY) -m pytest -m "not slow"
 
 clean:
 	rm -rf $(VENV) .cache ray_results mlflow.db mlartifacts optuna.db reports

@@ -31,8 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", help="directory for the report files (default: a new temp dir)")
     report.add_argument(
         "--reference",
-        help="second reference for ** marks: a method with one configuration, a "
-        "config label or a config key (e.g. the adjusted model)",
+        help="second reference for ** marks: a method or an adaptation with one "
+        "configuration (e.g. adjusted, for the adjusted model), a config label or a config key",
     )
     report.add_argument(
         "--test",
@@ -48,12 +48,13 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--baseline",
         default=DEFAULT_BASELINE_METHOD,
-        help=f"baseline method (default {DEFAULT_BASELINE_METHOD})",
+        help=f"baseline method, on the unadapted encoder (adaptation none; "
+        f"default {DEFAULT_BASELINE_METHOD})",
     )
     report.add_argument(
         "--metric",
-        help="selection metric on a dev split (default: "
-        "the parent run's selection_metric param, else dev/en/accuracy, else the sweep's dev/en metric)",
+        help="selection metric on a dev split (default: the parent run's selection_metric "
+        "param, else dev/en/accuracy, else the sweep's dev/en metric)",
     )
     report.add_argument("--model-name", help="registered model name (default: the experiment)")
     report.add_argument(

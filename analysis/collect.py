@@ -5,7 +5,7 @@ downstream works on the pandas/numpy objects returned here.
 """
 
 import json
-import re
+import math
 import tempfile
 from pathlib import Path
 
@@ -15,48 +15,76 @@ from mlflow import MlflowClient
 from mlflow.entities import Run
 from mlflow.exceptions import MlflowException
 
-ROLE_TAG = "xlt.role"
-PARENT_ROLE = "parent"
-TRIAL_ROLE = "trial"
-PARENT_RUN_TAG = "mlflow.parentRunId"
-PHASE_TAG = "phase"
-# Set on the parent of a two-phase search: only that phase's trials are its results.
-REPORT_PHASE_TAG = "xlt.report_phase"
+from xlt_schema import (
+    ADAPTATION_TAG,
+    CONFIG_KEY_TAG,
+    CONFIG_LABEL_TAG,
+    HYPERPARAMETERS_TAG,
+    METHOD_TAG,
+    NO_ADAPTATION,
+    PARENT_ROLE,
+    PARENT_RUN_TAG,
+    PHASE_TAG,
+    PREDICTIONS_DIR,
+    REPORT_PHASE_TAG,
+    ROLE_TAG,
+    TRIAL_ROLE,
+    example_scores_key,
+    parse_metric_key,
+)
+
 SOURCE_LANGUAGE = "en"
 
-# Columns that identify a trial; every other non-metric column is a hyperparameter.
-IDENTITY_COLUMNS = ("run_id", "config_key", "config_label", "method", "seed")
+# Columns that identify a trial; every other non-metric column is a setting (a param).
+IDENTITY_COLUMNS = ("run_id", "config_key", "config_label", "method", "adaptation", "seed")
 TIDY_COLUMNS = (*IDENTITY_COLUMNS, "split", "lang", "metric", "value")
-
-# Evaluation metrics are logged as <split>/<lang>/<metric>; training curves are not results.
-_METRIC_KEY = re.compile(r"^(?P<split>[^/]+)/(?P<lang>[^/]+)/(?P<metric>[^/]+)$")
-_TRAINING_SPLIT = "train"
+# The names of the run's own hyperparameters (a tuple; its method's and its adaptation's).
+HYPERPARAMETERS_COLUMN = "hyperparameters"
+# The identity columns read from the trial run's tags, and each one's tag.
+_TAG_COLUMNS = {
+    "config_key": CONFIG_KEY_TAG,
+    "config_label": CONFIG_LABEL_TAG,
+    "method": METHOD_TAG,
+}
 _SQLITE_PREFIX = "sqlite:///"
+_NOT_SET = "none"  # how the sweep logs a setting that does not apply to the run
 
 
 class AnalysisError(ValueError):
-    """The tracking server does not hold what the analysis needs; the message says what is missing."""
+    """The tracking server does not hold what the analysis needs; the message says what is
+    missing."""
 
 
 def connect(tracking_uri: str) -> MlflowClient:
     """Return a client for ``tracking_uri``, refusing a sqlite file that does not exist.
 
     MLflow would silently create an empty database, which turns a typo into a confusing
-    "unknown experiment" error.
+    "unknown experiment" error. The model registry is the one of the same server: the URI
+    is passed for both, so neither depends on ``MLFLOW_*`` environment variables or on
+    MLflow's process-wide settings.
     """
     if tracking_uri.startswith(_SQLITE_PREFIX):
         database = Path(tracking_uri[len(_SQLITE_PREFIX) :])
         if not database.is_file():
             raise AnalysisError(f"no MLflow database at {database} (tracking URI {tracking_uri})")
-    return MlflowClient(tracking_uri=tracking_uri)
+    return MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
 
 
-def parse_metric_key(key: str) -> tuple[str, str, str] | None:
-    """Split an evaluation metric key ``<split>/<lang>/<metric>``; None for anything else."""
-    match = _METRIC_KEY.match(key)
-    if match is None or match["split"] == _TRAINING_SPLIT:
+def param_value(text: str):
+    """A logged param string back as int or float when it looks numeric.
+
+    The sweep logs unset settings and other methods' hyperparameters as ``none``: None.
+    """
+    if text.lower() == _NOT_SET:
         return None
-    return match["split"], match["lang"], match["metric"]
+    for convert in (int, float):
+        try:
+            value = convert(text)
+        except ValueError:
+            continue
+        if math.isfinite(value):
+            return value
+    return text
 
 
 def metric_columns(trials: pd.DataFrame) -> list[str]:
@@ -65,9 +93,38 @@ def metric_columns(trials: pd.DataFrame) -> list[str]:
 
 
 def hyperparameter_columns(trials: pd.DataFrame) -> list[str]:
-    """The hyperparameter columns of a trials table (params other than method and seed)."""
+    """The setting columns of a trials table: every param but the identity columns (method,
+    adaptation, seed). The run's own hyperparameters among them are in
+    ``HYPERPARAMETERS_COLUMN`` (see :func:`recorded_hyperparameters`)."""
     metrics = set(metric_columns(trials))
-    return [c for c in trials.columns if c not in IDENTITY_COLUMNS and c not in metrics]
+    skip = {*IDENTITY_COLUMNS, HYPERPARAMETERS_COLUMN, *metrics}
+    return [column for column in trials.columns if column not in skip]
+
+
+def run_hyperparameters(trials: pd.DataFrame) -> pd.Series:
+    """Per row, the names of that run's own hyperparameters, as the sweep recorded them
+    (tag ``xlt.hyperparameters``). Empty for runs of older sweeps, which did not record
+    them: analysis then treats none of their columns as hyperparameters."""
+    if HYPERPARAMETERS_COLUMN not in trials.columns:
+        return pd.Series([()] * len(trials), index=trials.index, dtype=object)
+    return trials[HYPERPARAMETERS_COLUMN].map(lambda names: tuple(names) if names else ())
+
+
+def recorded_hyperparameters(trials: pd.DataFrame) -> list[str]:
+    """The union of the runs' recorded hyperparameters, in the order they first appear
+    (e.g. ``alpha, beta, layer, m`` for an EAR sweep, plus ``epsilon, adv_steps,
+    adv_step_scale`` when it also ran ADV). Empty when no run recorded any."""
+    names: dict[str, None] = {}
+    for run_names in run_hyperparameters(trials):
+        names.update(dict.fromkeys(run_names))
+    return list(names)
+
+
+def _parse_hyperparameters_tag(value: str | None) -> tuple[str, ...]:
+    """The names in a ``xlt.hyperparameters`` tag (comma-separated; "" or absent: none)."""
+    if not value:
+        return ()
+    return tuple(name.strip() for name in value.split(",") if name.strip())
 
 
 def split_languages(trials: pd.DataFrame, split: str, pairs: bool = False) -> list[str]:
@@ -150,7 +207,8 @@ def _get_parent_run(
 def find_parent_run(
     client: MlflowClient, experiment_name: str, parent_run_id: str | None = None
 ) -> Run:
-    """The sweep's parent run: ``parent_run_id`` if given, else the newest one with finished trials."""
+    """The sweep's parent run: ``parent_run_id`` if given, else the newest one with finished
+    trials."""
     experiment_id = _get_experiment_id(client, experiment_name)
     if parent_run_id is not None:
         return _get_parent_run(client, experiment_id, experiment_name, parent_run_id)
@@ -175,9 +233,14 @@ def find_parent_run(
 
 
 def _trial_row(run: Run) -> dict:
-    """One trials-table row: identity, hyperparameters (as logged strings) and evaluation metrics."""
+    """One trials-table row: identity, the run's recorded hyperparameter names, settings (as
+    logged strings) and evaluation metrics.
+
+    A run without the ``adaptation`` tag (from a sweep older than the tag) is read as
+    ``none``; one without ``xlt.hyperparameters`` as having no recorded hyperparameters.
+    """
     run_id, tags, params = run.info.run_id, run.data.tags, run.data.params
-    missing = [tag for tag in ("config_key", "config_label", "method") if tag not in tags]
+    missing = [tag for tag in _TAG_COLUMNS.values() if tag not in tags]
     if missing:
         raise AnalysisError(f"trial run {run_id} lacks tag(s) {', '.join(missing)}")
     try:
@@ -188,10 +251,10 @@ def _trial_row(run: Run) -> dict:
         ) from error
     row = {
         "run_id": run_id,
-        "config_key": tags["config_key"],
-        "config_label": tags["config_label"],
-        "method": tags["method"],
+        **{column: tags[tag] for column, tag in _TAG_COLUMNS.items()},
+        "adaptation": tags.get(ADAPTATION_TAG, NO_ADAPTATION),
         "seed": seed,
+        HYPERPARAMETERS_COLUMN: _parse_hyperparameters_tag(tags.get(HYPERPARAMETERS_TAG)),
     }
     row.update({name: value for name, value in sorted(params.items()) if name not in row})
     row.update(
@@ -227,7 +290,8 @@ def collect_trials(
 
 
 def metric_splits(trials: pd.DataFrame) -> list[str]:
-    """Evaluation splits with a logged metric: dev, test, then others (e.g. mixed) alphabetically."""
+    """Evaluation splits with a logged metric: dev, test, then others (e.g. mixed)
+    alphabetically."""
     order = {"dev": 0, "test": 1}
     splits = {parse_metric_key(column)[0] for column in metric_columns(trials)}
     return sorted(splits, key=lambda split: (order.get(split, 2), split))
@@ -250,11 +314,12 @@ def tidy_metrics(trials: pd.DataFrame) -> pd.DataFrame:
 
 def example_artifact(split: str, lang: str) -> str:
     """The per-example artifact of ``split``/``lang``, e.g. ``predictions/test-en-es.json``."""
-    return f"predictions/{split}-{lang}.json"
+    return f"{PREDICTIONS_DIR}/{example_scores_key(split, lang)}.json"
 
 
 def is_language_pair(lang: str) -> bool:
-    """True for a generalized-evaluation pair such as ``en-es`` (first sentence's language first)."""
+    """True for a generalized-evaluation pair such as ``en-es`` (first sentence's language
+    first)."""
     return "-" in lang
 
 
@@ -269,6 +334,8 @@ class ExampleScores:
     def __init__(self, client: MlflowClient):
         self.client = client
         self._payloads: dict[tuple[str, str], dict] = {}
+        self._folders: dict[str, Path] = {}
+        self._scratch = tempfile.TemporaryDirectory(prefix="xlt-scores-")
 
     def payload(self, run_id: str, split: str, lang: str) -> dict:
         artifact = example_artifact(split, lang)
@@ -276,14 +343,28 @@ class ExampleScores:
             self._payloads[run_id, artifact] = self._download(run_id, artifact)
         return self._payloads[run_id, artifact]
 
-    def _download(self, run_id: str, artifact: str) -> dict:
-        with tempfile.TemporaryDirectory() as download_dir:
+    def _folder(self, run_id: str) -> Path:
+        """The run's whole predictions folder, fetched once with MLflow's download (one
+        progress line per run rather than one per file)."""
+        if run_id not in self._folders:
+            target = Path(self._scratch.name) / run_id
+            target.mkdir()
             try:
-                local_path = self.client.download_artifacts(run_id, artifact, dst_path=download_dir)
+                local = self.client.download_artifacts(run_id, PREDICTIONS_DIR, str(target))
             except (MlflowException, OSError) as error:
-                raise AnalysisError(f"run {run_id} has no artifact {artifact}") from error
-            with open(local_path, encoding="utf-8") as handle:
-                content = json.load(handle)
+                raise AnalysisError(
+                    f"run {run_id}: its {PREDICTIONS_DIR}/ artifacts could not be read ({error})"
+                ) from error
+            self._folders[run_id] = Path(local)
+        return self._folders[run_id]
+
+    def _download(self, run_id: str, artifact: str) -> dict:
+        """One file of a run's predictions folder, read as JSON."""
+        path = self._folder(run_id) / Path(artifact).name
+        if not path.is_file():
+            raise AnalysisError(f"run {run_id} has no artifact {artifact}")
+        with open(path, encoding="utf-8") as handle:
+            content = json.load(handle)
         if "scores" not in content:
             raise AnalysisError(f"artifact {artifact} of run {run_id} has no 'scores' list")
         return content

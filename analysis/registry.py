@@ -34,7 +34,8 @@ class Registration:
 
 
 def best_seed_run(trials: pd.DataFrame, config_key: str, metric: str) -> str:
-    """The run of ``config_key`` with the highest ``metric`` (a dev metric); ties to the lower seed."""
+    """The run of ``config_key`` with the highest ``metric`` (a dev metric); ties to the lower
+    seed."""
     runs = trials[trials["config_key"] == config_key]
     if runs.empty or metric not in runs.columns:
         raise AnalysisError(f"no run of config {config_key!r} logged {metric!r}")

@@ -9,7 +9,6 @@ its task.
 
 import json
 import math
-import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,7 +23,10 @@ from analysis.collect import (
     connect,
     find_parent_run,
     metric_splits,
+    param_value,
     parse_metric_key,
+    recorded_hyperparameters,
+    run_hyperparameters,
     split_languages,
     tidy_metrics,
 )
@@ -35,11 +37,9 @@ from analysis.select import (
     CONFIG_COLUMNS,
     DEFAULT_BASELINE_METHOD,
     DEFAULT_CORRECTION,
-    METHOD_AXES,
     SIGNIFICANCE_LEVEL,
     TEST_SPLIT,
     Selection,
-    _param_value,
     aggregate_over_seeds,
     baseline_config_key,
     compare_to_baseline,
@@ -50,6 +50,7 @@ from analysis.select import (
 )
 from analysis.stats import CONFIDENCE_LEVEL, DEFAULT_TEST, SIGNIFICANCE_TESTS
 from analysis.tables import Table, markdown_table, to_latex, to_markdown
+from xlt_schema import NO_ADAPTATION
 
 REPORT_ARTIFACT_DIR = "report"
 MARKDOWN_NAME = "report.md"
@@ -92,8 +93,11 @@ def format_mean_std(mean: float, std: float) -> str:
     return f"{100 * mean:.1f} ± {100 * std:.1f}"
 
 
-def _format_params(params: dict) -> str:
-    # Settings that do not apply (another method's hyperparameters, unset paths) are None.
+def format_params(params: dict) -> str:
+    """``name=value, ...`` of the settings that apply; ``(none)`` when none does.
+
+    Settings that do not apply (another method's hyperparameters, unset paths) are None.
+    """
     return (
         ", ".join(f"{name}={value}" for name, value in params.items() if value is not None)
         or "(none)"
@@ -141,23 +145,31 @@ def _score_table(
     ]
 
 
+def _is_baseline_selection(selection: Selection, baseline_method: str) -> bool:
+    return selection.method == baseline_method and selection.adaptation == NO_ADAPTATION
+
+
 def _selection_section(selection: Selection, baseline_method: str) -> list[str]:
     rule = (
         f"Rule: the non-baseline configuration with the highest mean {selection.metric} over "
         "seeds; ties go to the lower standard deviation over seeds, then to the "
-        "simpler configuration (fewer method hyperparameters switched on), then to the "
+        "simpler configuration (fewer of its hyperparameters switched on), then to the "
         "alphabetically first label. Test scores play no part in the choice."
     )
-    if selection.method == baseline_method:
+    if _is_baseline_selection(selection, baseline_method):
         rule += " No non-baseline configuration finished, so the baseline is selected."
+    hyperparameters = ", ".join(
+        f"{name}={selection.params.get(name)}" for name in selection.hyperparameters
+    )
     return [
         "## Selected configuration",
         "",
         rule,
         "",
         f"- Configuration: {selection.config_label} (method `{selection.method}`, "
-        f"config_key `{selection.config_key}`)",
-        f"- Parameters: {_format_params(selection.params)}",
+        f"adaptation `{selection.adaptation}`, config_key `{selection.config_key}`)",
+        f"- Hyperparameters: {hyperparameters or '(none recorded)'}",
+        f"- Parameters: {format_params(selection.params)}",
         f"- Mean {selection.metric}: {format_mean_std(selection.mean, selection.std)}"
         f" % over {selection.n_seeds} seeds",
         f"- Runs: {', '.join(f'`{run_id}`' for run_id in selection.run_ids)}",
@@ -320,17 +332,34 @@ def _pair_differences(
     return pd.DataFrame({"lang": difference.index, "difference": difference.to_numpy()})
 
 
-def _response_points(trials: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, list[str]]:
-    """Runs with numeric hyperparameter columns, and the axes with at least two values."""
-    axes = [axis for axis in METHOD_AXES if axis in trials.columns]
-    points = pd.DataFrame({axis: [_numeric(value) for value in trials[axis]] for axis in axes})
+def response_points(trials: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, list[str]]:
+    """One row per run with a float column per hyperparameter, and the axes to plot.
+
+    The hyperparameters are those the sweep recorded on its runs (``xlt.hyperparameters``,
+    the union over the runs); a run has a value on an axis only when the axis is one of its
+    own hyperparameters (NaN elsewhere, and for values that are not numbers). The axes
+    plotted are those with at least two values. Runs of older sweeps, which did not record
+    their hyperparameters, give no axes.
+    """
+    own = run_hyperparameters(trials)
+    axes = [name for name in recorded_hyperparameters(trials) if name in trials.columns]
+    points = pd.DataFrame(
+        {
+            axis: [
+                _numeric(value) if axis in names else math.nan
+                for value, names in zip(trials[axis], own)
+            ]
+            for axis in axes
+        },
+        index=range(len(trials)),
+    )
     points["value"] = trials[metric].to_numpy(dtype=float)
     varied = [axis for axis in axes if points[axis].dropna().nunique() >= 2]
     return points, varied
 
 
 def _numeric(value) -> float:
-    parsed = _param_value(str(value)) if pd.notna(value) else None
+    parsed = param_value(str(value)) if pd.notna(value) else None
     return float(parsed) if isinstance(parsed, (int, float)) else math.nan
 
 
@@ -361,7 +390,7 @@ def make_plots(
                 f"{selection.config_label}\nminus baseline, test {metric}",
             )
         )
-    points, varied = _response_points(trials, selection.metric)
+    points, varied = response_points(trials, selection.metric)
     if varied:
         baseline_values = trials.loc[trials["config_key"] == baseline_key, selection.metric]
         baseline = (
@@ -413,7 +442,8 @@ def render_markdown(
     lines = [
         f"# Sweep report: {experiment}, parent run `{parent.info.run_id}`",
         "",
-        f"Finished trials: {len(trials)}; baseline method: `{baseline_method}`; "
+        f"Finished trials: {len(trials)}; baseline: method `{baseline_method}`, adaptation "
+        f"`{NO_ADAPTATION}`; "
         f"significance test: `{test}` ({TEST_NAMES[test]}); correction over languages: "
         f"`{correction}`; reference for `**`: "
         f"{f'`{reference_label}`' if reference_label else 'none'}.",
@@ -514,18 +544,21 @@ def report_sweep(
 ) -> SweepReport:
     """Write the report of a sweep and log it to its parent run; register the selected model.
 
+    Everything is read from and written to ``tracking_uri`` (tracking and model registry);
+    the process environment is neither read for it nor changed.
     Without ``parent_run_id`` the newest parent run with finished trials is reported.
     Without ``out_dir`` the files go to a new temporary directory that is kept.
-    ``reference`` names the second reference for ``**`` marks (a method with one
-    configuration, a config label or a config key, e.g. the adjusted model).
+    The baseline is ``baseline_method`` with adaptation ``none``; every other configuration
+    is a candidate for selection.
+    ``reference`` names the second reference for ``**`` marks (a method or an adaptation
+    with one configuration, a config label or a config key; e.g. ``adjusted`` for the
+    adjusted model).
     ``significance_test`` overrides the parent run's param. With ``register`` the best
     seed of the selected configuration is registered as ``models:/<model_name>@champion``
     (``model_name`` defaults to the experiment name) when its run logged a model.
     ``selection_metric`` defaults to the parent run's ``selection_metric`` param, else
     dev/en/accuracy, else the sweep's English-dev metric.
     """
-    # One progress bar per downloaded score file would bury the summary.
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     client = connect(tracking_uri)
     parent = find_parent_run(client, experiment, parent_run_id)
     run_id = parent.info.run_id
@@ -646,8 +679,10 @@ def format_summary(report: SweepReport) -> str:
         registry_line = f"Model registry: nothing registered ({registration.reason})"
     return "\n".join(
         [
-            f"Selected configuration: {selection.config_label} (method {selection.method}, config_key {selection.config_key})",
-            f"  {selection.metric}: {format_mean_std(selection.mean, selection.std)} % over {selection.n_seeds} seeds",
+            f"Selected configuration: {selection.config_label} (method {selection.method}, "
+            f"adaptation {selection.adaptation}, config_key {selection.config_key})",
+            f"  {selection.metric}: {format_mean_std(selection.mean, selection.std)} % "
+            f"over {selection.n_seeds} seeds",
             f"Report files: {report.markdown_path}",
             f"              {report.latex_path}",
             f"              {report.json_path}",

@@ -1,7 +1,6 @@
 """Aggregate trials over seeds, pick the best configuration on dev, and test configurations
 against the baseline (``*``) and a second reference (``**``)."""
 
-import math
 from dataclasses import asdict, dataclass
 
 import pandas as pd
@@ -12,7 +11,9 @@ from analysis.collect import (
     ExampleScores,
     hyperparameter_columns,
     metric_columns,
+    param_value,
     parse_metric_key,
+    run_hyperparameters,
     split_languages,
     tidy_metrics,
 )
@@ -24,13 +25,12 @@ from analysis.stats import (
     SIGNIFICANCE_TESTS,
     run_significance_test,
 )
+from xlt_schema import BASELINE_METHOD, NO_ADAPTATION
 
 DEFAULT_SELECTION_METRIC = "dev/en/accuracy"
-DEFAULT_BASELINE_METHOD = "finetune"
+DEFAULT_BASELINE_METHOD = BASELINE_METHOD
 TEST_SPLIT = "test"
-CONFIG_COLUMNS = ["config_key", "config_label", "method"]
-# The methods' hyperparameters (child params; `none` where a method does not use one).
-METHOD_AXES = ("alpha", "beta", "layer", "epsilon", "m")
+CONFIG_COLUMNS = ["config_key", "config_label", "method", "adaptation"]
 SIGNIFICANCE_LEVEL = 0.05
 DEFAULT_CORRECTION = "holm"
 # Means and stds equal to this many decimals count as tied, so float noise
@@ -51,6 +51,8 @@ class Selection:
     std: float  # NaN with a single seed
     n_seeds: int
     run_ids: tuple[str, ...]
+    adaptation: str = NO_ADAPTATION
+    hyperparameters: tuple[str, ...] = ()  # the names among params the sweep recorded as such
 
 
 def aggregate_over_seeds(tidy: pd.DataFrame) -> pd.DataFrame:
@@ -59,23 +61,6 @@ def aggregate_over_seeds(tidy: pd.DataFrame) -> pd.DataFrame:
     return grouped.agg(
         mean=("value", "mean"), std=("value", "std"), n_seeds=("seed", "nunique")
     ).reset_index()
-
-
-def _param_value(text: str):
-    """A logged param string back as int or float when it looks numeric.
-
-    The sweep logs unset settings and other methods' hyperparameters as ``none``: None.
-    """
-    if text.lower() == "none":
-        return None
-    for convert in (int, float):
-        try:
-            value = convert(text)
-        except ValueError:
-            continue
-        if math.isfinite(value):
-            return value
-    return text
 
 
 # Preference among the source-language dev metrics when the caller names none.
@@ -118,20 +103,33 @@ def _validate_selection_metric(trials: pd.DataFrame, metric: str) -> tuple[str, 
     return key
 
 
+def is_baseline(trials: pd.DataFrame, baseline_method: str = DEFAULT_BASELINE_METHOD) -> pd.Series:
+    """Per row, whether the run belongs to the baseline: ``baseline_method`` on the
+    unadapted encoder (adaptation ``none``). Fine-tuning of an adjusted encoder is not the
+    baseline but a configuration compared with it."""
+    return (trials["method"] == baseline_method) & (trials["adaptation"] == NO_ADAPTATION)
+
+
 def complexity(trials: pd.DataFrame) -> dict[str, int]:
-    """Per config_key, how many method hyperparameters are set to a non-zero value.
+    """Per config_key, how many of its hyperparameters are set to a non-zero value.
 
     A configuration that switches fewer loss terms or perturbations on is the simpler
-    one (e.g. EAR with beta=0 is simpler than with beta=0.1).
+    one (e.g. EAR with beta=0 is simpler than with beta=0.1). A run's hyperparameters are
+    the names its sweep recorded (``xlt.hyperparameters``); a run of an older sweep without
+    that tag counts as having none, so the tie-break then falls through to the label.
     """
-    axes = [axis for axis in METHOD_AXES if axis in trials.columns]
-    first_runs = trials.drop_duplicates("config_key").set_index("config_key")
+    first_runs = trials.drop_duplicates("config_key")
+    names = run_hyperparameters(first_runs)
 
-    def active(value) -> bool:
-        parsed = _param_value(str(value)) if pd.notna(value) else None
+    def active(row, name: str) -> bool:
+        value = row.get(name)
+        parsed = param_value(str(value)) if value is not None and pd.notna(value) else None
         return parsed is not None and parsed != 0
 
-    return {key: sum(active(row[axis]) for axis in axes) for key, row in first_runs.iterrows()}
+    return {
+        row["config_key"]: sum(active(row, name) for name in names[index])
+        for index, row in first_runs.iterrows()
+    }
 
 
 def select_best(
@@ -141,13 +139,14 @@ def select_best(
 ) -> Selection:
     """Best non-baseline configuration by mean ``metric`` over seeds.
 
+    The candidates are every configuration but the baseline (see :func:`is_baseline`).
     Ties go to the lower std over seeds, then to the simpler configuration (fewer
-    method hyperparameters set to a non-zero value, see :func:`complexity`), then to the
+    hyperparameters set to a non-zero value, see :func:`complexity`), then to the
     alphabetically first config_label. When only the baseline finished, the baseline is
     selected.
     """
     split, lang, name = _validate_selection_metric(trials, metric)
-    candidates = trials[trials["method"] != baseline_method]
+    candidates = trials[~is_baseline(trials, baseline_method)]
     if candidates.empty:
         candidates = trials
     scores = aggregate_over_seeds(tidy_metrics(candidates))
@@ -171,7 +170,7 @@ def select_best(
     runs = trials[trials["config_key"] == best["config_key"]].sort_values("seed")
     first_run = runs.iloc[0]  # runs of one config_key share every hyperparameter
     params = {
-        column: _param_value(first_run[column])
+        column: param_value(first_run[column])
         for column in hyperparameter_columns(trials)
         if pd.notna(first_run[column])
     }
@@ -185,25 +184,31 @@ def select_best(
         std=float(best["std"]),
         n_seeds=int(best["n_seeds"]),
         run_ids=tuple(runs["run_id"]),
+        adaptation=best["adaptation"],
+        hyperparameters=run_hyperparameters(runs.iloc[:1]).iloc[0],
     )
 
 
 def baseline_config_key(
     trials: pd.DataFrame, baseline_method: str = DEFAULT_BASELINE_METHOD
 ) -> str:
-    """The config_key of the single baseline configuration of the sweep."""
-    baseline = trials[trials["method"] == baseline_method]
+    """The config_key of the single baseline configuration of the sweep: method
+    ``baseline_method`` with adaptation ``none``."""
+    baseline = trials[is_baseline(trials, baseline_method)]
     if baseline.empty:
-        methods = ", ".join(sorted(trials["method"].unique()))
+        configurations = ", ".join(
+            sorted({f"{m}/{a}" for m, a in zip(trials["method"], trials["adaptation"])})
+        )
         raise AnalysisError(
-            f"the sweep has no finished baseline runs (method {baseline_method!r}); "
-            f"methods with finished runs: {methods}"
+            f"the sweep has no finished baseline runs (method {baseline_method!r}, "
+            f"adaptation {NO_ADAPTATION!r}); method/adaptation with finished runs: "
+            f"{configurations}"
         )
     labels = sorted(baseline["config_label"].unique())
     if len(labels) > 1 or baseline["config_key"].nunique() > 1:
         raise AnalysisError(
-            f"baseline method {baseline_method!r} has several configurations "
-            f"({', '.join(labels)}); expected exactly one to compare against"
+            f"baseline method {baseline_method!r} (adaptation {NO_ADAPTATION!r}) has several "
+            f"configurations ({', '.join(labels)}); expected exactly one to compare against"
         )
     return baseline["config_key"].iloc[0]
 
@@ -222,25 +227,27 @@ def _run_ids_by_seed(trials: pd.DataFrame, config_key: str) -> dict[int, str]:
 
 
 def resolve_config(trials: pd.DataFrame, name: str, role: str = "reference") -> str:
-    """The config_key named by ``name``: a config_label, a config_key, or a method with
-    exactly one configuration in the sweep (e.g. ``finetune``, or an adjustment method)."""
+    """The config_key named by ``name``: a config_label, a config_key, or a method or an
+    adaptation with exactly one configuration in the sweep (e.g. ``adjusted`` for the
+    adjusted model when no other configuration of the sweep is adjusted)."""
     for column in ("config_label", "config_key"):
         matches = trials.loc[trials[column] == name, "config_key"].unique()
         if len(matches) == 1:
             return matches[0]
-    by_method = trials[trials["method"] == name]
-    labels = sorted(by_method["config_label"].unique())
-    if len(labels) == 1:
-        return by_method["config_key"].iloc[0]
-    if len(labels) > 1:
-        raise AnalysisError(
-            f"{role} {name!r} is a method with several configurations "
-            f"({', '.join(labels)}); name one by its config label"
-        )
+    for column in ("method", "adaptation"):
+        named = trials[trials[column] == name]
+        labels = sorted(named["config_label"].unique())
+        if len(labels) == 1:
+            return named["config_key"].iloc[0]
+        if len(labels) > 1:
+            raise AnalysisError(
+                f"{role} {name!r} is a{'n' if column == 'adaptation' else ''} {column} with "
+                f"several configurations ({', '.join(labels)}); name one by its config label"
+            )
     known = sorted(trials["config_label"].unique())
     raise AnalysisError(
-        f"{role} {name!r} matches no finished configuration; give a method, "
-        f"config label or config key; labels: {', '.join(known)}"
+        f"{role} {name!r} matches no finished configuration; give a method or adaptation "
+        f"with one configuration, a config label or a config key; labels: {', '.join(known)}"
     )
 
 

@@ -314,7 +314,8 @@ def bootstrap_ci_batch(
     seed: int = 0,
     level: float = CONFIDENCE_LEVEL,
 ) -> BatchResult:
-    """:func:`bootstrap_ci` on arrays shaped (batch, seeds, examples)."""
+    """:func:`bootstrap_ci` on arrays shaped (batch, seeds, examples): one interval and one
+    p-value per row, from the same draws of examples for every row."""
     differences, mean, n_resamples, level = _batched_differences(
         system, baseline, n_resamples, level
     )
@@ -371,12 +372,14 @@ COUNT_STATISTICS: dict[str, Statistic] = {"f1": entity_f1}
 
 
 def _weighted_sums(weights: np.ndarray, units: np.ndarray) -> np.ndarray:
-    """(rows, U) weights and (batch, U, k) units -> (batch, rows, k) weighted sums (one BLAS call)."""
+    """(rows, U) weights and (batch, U, k) units -> (batch, rows, k) weighted sums (one BLAS
+    call)."""
     return np.matmul(units.transpose(0, 2, 1), weights.T).transpose(0, 2, 1)
 
 
 def _units(array: np.ndarray) -> np.ndarray:
-    """(batch, seeds, examples, k) -> (batch, seeds * examples, k): predictions concatenated over seeds."""
+    """(batch, seeds, examples, k) -> (batch, seeds * examples, k): predictions concatenated
+    over seeds."""
     batch, seeds, examples, k = array.shape
     return array.reshape(batch, seeds * examples, k)
 
@@ -389,7 +392,8 @@ def permutation_test_batch(
     statistic: Statistic | None = None,
     level: float = CONFIDENCE_LEVEL,
 ) -> BatchResult:
-    """:func:`permutation_test` on arrays shaped (batch, seeds, examples[, k])."""
+    """:func:`permutation_test` on arrays shaped (batch, seeds, examples[, k]): every row is
+    permuted with the same swaps, so the rows' p-values come from one set of iterations."""
     system, baseline = _paired_arrays(system, baseline, trailing_axes=(2, 3), batched=True)
     n_iterations, level = _check_resamples("n_iterations", n_iterations), _check_level(level)
     if system.ndim == 3:

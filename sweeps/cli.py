@@ -1,20 +1,34 @@
-"""The command line every sweep script shares: preset, data, tracking, cluster, overrides."""
+"""The command line every sweep script shares: preset, data, tracking, cluster, overrides.
+
+A sweep script ends with `sys.exit(main(sys.modules[__name__]))`: `main` takes the script's
+module, builds its `SweepSpec` with `sweeps.experiment.experiment_spec` and does the rest.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+import types
 from pathlib import Path
 
 from sweeps import spaces
-from sweeps.presets import PRESETS, SweepSpec
-from xlt_core.config import METHOD_HYPERPARAMETERS, coerce_setting, parse_assignments
+from sweeps.experiment import PRESET_NAMES, SweepSpec, experiment_spec
+from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig, coerce_setting, parse_assignments
 from xlt_core.data.parallel import is_local_parallel
 from xlt_core.errors import ConfigError, DataError
 
-AXES = {name for names in METHOD_HYPERPARAMETERS.values() for name in names}
 # Settings that belong to the sweep, not to a trial.
 SWEEP_SETTINGS = ("seeds", "cpus_per_trial", "log_models", "search_trials", "top_k")
+# Trial settings the sweep script fixes in its points, and the seed (the sweep's `seeds`).
+SCRIPT_SETTINGS = ("method", "adaptation")
+# What `--set` accepts: every trial setting but those, and the sweep settings.
+SETTABLE = tuple(
+    sorted(
+        {f.name for f in dataclasses.fields(TrialConfig)} - {"seed", *SCRIPT_SETTINGS}
+        | set(SWEEP_SETTINGS)
+    )
+)
 # Trial settings that hold paths: made absolute, since Ray runs trials in their own directories.
 PATH_SETTINGS = (
     "data_dir",
@@ -26,20 +40,22 @@ PATH_SETTINGS = (
 )
 
 
-def build_parser(script: str) -> argparse.ArgumentParser:
+def build_parser(script: str, description: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=f"python sweeps/{script}.py",
-        description=f"Run the {script} sweep on Ray Tune, tracked in MLflow.",
+        description=description or f"Run the {script} sweep on Ray Tune, tracked in MLflow.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--preset",
-        choices=("smoke", "paper"),
+        choices=PRESET_NAMES,
         default="smoke",
         help="smoke: tiny model, offline, minutes on a laptop; paper: mBERT, hub data, 5 seeds",
     )
     parser.add_argument(
         "--data-dir",
-        help="a local XTREME-layout data directory (e.g. ../shared/data) instead of the preset's data",
+        help="a local XTREME-layout data directory (e.g. ../shared/data) "
+        "instead of the preset's data",
     )
     parser.add_argument(
         "--tracking-uri",
@@ -52,18 +68,22 @@ def build_parser(script: str) -> argparse.ArgumentParser:
         "--strategy",
         choices=("grid", "search"),
         default="grid",
-        help="grid: every configuration with every seed, plus the baseline; search: phase 1 samples the method's ranges (Optuna TPE, one seed, ASHA early stopping on English dev), phase 2 re-runs the top_k configurations and the baseline over every seed",
+        help="grid: every configuration with every seed, plus the baseline; search: phase 1 "
+        "samples the method's ranges (Optuna TPE, one seed, ASHA early stopping on English "
+        "dev), phase 2 re-runs the top_k configurations and the baseline over every seed",
     )
     parser.add_argument(
         "--trials-per-gpu",
         type=_int_flag("--trials-per-gpu", 1),
         metavar="K",
-        help="give each trial 1/K of a GPU (and a K-th of the CPUs per GPU unless cpus_per_trial is set)",
+        help="give each trial 1/K of a GPU (and a K-th of the CPUs per GPU unless "
+        "cpus_per_trial is set)",
     )
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="continue the interrupted sweep with these settings (same working directory and tracking URI) without re-running finished trials",
+        help="continue the interrupted sweep with these settings (same working directory and "
+        "tracking URI) without re-running finished trials",
     )
     parser.add_argument(
         "--max-failures",
@@ -76,14 +96,18 @@ def build_parser(script: str) -> argparse.ArgumentParser:
         "--storage-path",
         default="ray_results",
         metavar="PATH",
-        help="where Ray Tune keeps experiment state and checkpoints (default ./ray_results; on a multi-node cluster a shared path such as s3://bucket/ray_results)",
+        help="where Ray Tune keeps experiment state and checkpoints (default ./ray_results; on "
+        "a multi-node cluster a shared path such as s3://bucket/ray_results)",
     )
     parser.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a setting; a method hyperparameter (alpha, beta, layer, m, epsilon, adv_steps, adv_step_scale, rs_da_variant) replaces that axis of the grid in the points whose method has it; seeds=0,1,2 sets the seeds (repeatable)",
+        help="override a setting (repeatable). A hyperparameter "
+        f"({', '.join(HYPERPARAMETER_NAMES)}) replaces that axis of the grid in the points "
+        "whose method or adaptation has it; seeds=0,1,2 sets the seeds; method and "
+        "adaptation are fixed by the sweep script; anything else changes every trial",
     )
     return parser
 
@@ -92,12 +116,8 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
     """Apply `--set` values: hyperparameters fix their grid axis, sweep settings change the
     sweep, anything else changes every trial. Values are validated with the trials."""
     for key, value in assignments.items():
-        if key == "method":
-            raise ConfigError(
-                "method",
-                value,
-                f"fixed by the sweep script (this sweep runs {', '.join(sorted({p['method'] for p in spec.points}))})",
-            )
+        if key in SCRIPT_SETTINGS:
+            raise ConfigError(key, value, f"fixed by the sweep script ({_what_runs(spec)})")
         if key == "seed":
             raise ConfigError("seed", value, "set the sweep's seeds with seeds=0,1,2")
         if key == "seeds":
@@ -108,12 +128,21 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
             spec.log_models = _boolean(key, value)
         elif key in ("search_trials", "top_k"):
             setattr(spec, key, _int_setting(key, value, 1))
-        elif key in AXES:
+        elif key in HYPERPARAMETER_NAMES:
             spec.fixed_axes[key] = coerce_setting(key, value)
             spec.points = spaces.override_axis(spec.points, key, spec.fixed_axes[key])
-        else:
+        elif key in SETTABLE:
             spec.base[key] = coerce_setting(key, value)
+        else:
+            raise ConfigError(key, value, f"unknown setting; --set accepts {', '.join(SETTABLE)}")
     return spec
+
+
+def _what_runs(spec: SweepSpec) -> str:
+    """`this sweep runs method finetune, ear with adaptation none`."""
+    methods = sorted({point["method"] for point in spec.points})
+    adaptations = sorted({point.get("adaptation", "none") for point in spec.points})
+    return f"this sweep runs method {', '.join(methods)} with adaptation {', '.join(adaptations)}"
 
 
 def resolve_paths(spec: SweepSpec) -> SweepSpec:
@@ -126,13 +155,17 @@ def resolve_paths(spec: SweepSpec) -> SweepSpec:
     return spec
 
 
-def main(script: str, argv: list[str] | None = None) -> int:
-    """Exit codes: 0 done, 1 some trials failed, 2 bad input (nothing started), 130 interrupted
-    (continue with --resume)."""
-    from sweeps.runner import SweepInterrupted, SweepOptions, check_sweep, run_sweep
-    from sweeps.tracking import check_tracking_uri, resolve_tracking_uri
-
-    args = build_parser(script).parse_args(argv)
+def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
+    """Run the sweep a script's module describes (`experiment_spec`); the parser takes its
+    name from the script's file and its description from the script's docstring. Exit codes:
+    0 done, 1 some trials failed, 2 bad input (nothing started), 130 interrupted (continue
+    with --resume)."""
+    if not isinstance(script, types.ModuleType):
+        raise TypeError(
+            "main takes a sweep script's module, e.g. main(sys.modules[__name__]) in the "
+            f"script or main(sweeps.ear_xnli); got {script!r}"
+        )
+    args = build_parser(Path(script.__file__).stem, script.__doc__).parse_args(argv)
     try:
         if args.data_dir and not Path(args.data_dir).is_dir():
             raise ConfigError(
@@ -140,9 +173,21 @@ def main(script: str, argv: list[str] | None = None) -> int:
                 args.data_dir,
                 "an existing directory in the XTREME layout (e.g. xnli/train-en.tsv)",
             )
-        spec = PRESETS[script](args.preset, args.data_dir)
+        spec = experiment_spec(script, args.preset, args.data_dir)
         spec.strategy = args.strategy
         spec = resolve_paths(apply_overrides(spec, parse_assignments(args.set)))
+    except (ConfigError, DataError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return _run(spec, args)
+
+
+def _run(spec: SweepSpec, args: argparse.Namespace) -> int:
+    # Ray, torch and MLflow load here, after the command line and the settings are read.
+    from sweeps.runner import SweepInterrupted, SweepOptions, check_sweep, run_sweep
+    from sweeps.tracking import check_tracking_uri, resolve_tracking_uri
+
+    try:
         check_sweep(spec)
         options = SweepOptions(
             tracking_uri=resolve_tracking_uri(args.tracking_uri),
@@ -159,7 +204,8 @@ def main(script: str, argv: list[str] | None = None) -> int:
         return 2
     except SweepInterrupted as interruption:
         print(
-            f"interrupted: {interruption}; the state is saved: run the same command with --resume to continue",
+            f"interrupted: {interruption}; the state is saved: "
+            "run the same command with --resume to continue",
             file=sys.stderr,
         )
         return 130

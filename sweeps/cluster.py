@@ -1,4 +1,5 @@
-"""Check a Ray cluster file offline with Ray's own validation: `python -m sweeps.cluster ray_cluster.yaml`.
+"""Check a Ray cluster file offline with Ray's own validation:
+`python -m sweeps.cluster ray_cluster.yaml`.
 
 `prepare_config` merges the provider's defaults (as `ray up` does), `validate_config`
 checks the result against Ray's JSON schema and its node-type rules. No cloud call is made.
@@ -47,9 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for path in paths or ["ray_cluster.yaml"]:
             prepared = validate_cluster_file(path)
-            print(
-                f"{path}: valid ({prepared['provider']['type']}, node types {', '.join(prepared['available_node_types'])})"
-            )
+            node_types = ", ".join(prepared["available_node_types"])
+            print(f"{path}: valid ({prepared['provider']['type']}, node types {node_types})")
     except DataError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -44,5 +44,6 @@ def check_gpus_present(
         raise ConfigError(
             "--trials-per-gpu",
             trials_per_gpu,
-            "a Ray with GPUs (this local Ray has none; drop the flag to run on CPUs, or give --address of a GPU cluster)",
+            "a Ray with GPUs (this local Ray has none; drop the flag to run on CPUs, "
+            "or give --address of a GPU cluster)",
         )

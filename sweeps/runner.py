@@ -18,18 +18,27 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from analysis.collect import REPORT_PHASE_TAG  # the parent's tag naming the phase to report
 from sweeps import search, tracking
-from sweeps.presets import SweepSpec
+from sweeps.experiment import SweepSpec
 from sweeps.resources import check_gpus_present, trial_resources
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
-from xlt_core.trial import check_resources
+from xlt_core.trial import check_resources, read_data
+from xlt_schema import (
+    COMPLETE_TAG,
+    RAY_NAME_TAG,
+    REPORT_PHASE_TAG,
+    STAGE_TAG,
+    STORAGE_TAG,
+    SWEEP_KEY_TAG,
+)
 
 RAY_RESULTS = "ray_results"
 REPORTS = "reports"
 OPTUNA_DB = "optuna.db"
 FINAL_POINTS_TAG = "xlt.final_points"
+# Tune's auto-filled metric of a trial's last result: True once the trial has ended.
+DONE = "done"
 OPTUNA_STORAGE_TAG = "optuna_storage"
 
 
@@ -63,14 +72,17 @@ def expand_trials(spec: SweepSpec) -> list[TrialConfig]:
 
 def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
     """All checks that can fail before Ray starts: values, data files, languages, model
-    depth, and for `search` its ranges and budget."""
+    depth, and for `search` its ranges and budget. Every local file a trial will read is read
+    here, once per configuration (seeds share their data), so that a missing file or a
+    corrupt line stops the sweep in seconds rather than failing every trial; hub data is
+    left to the trials."""
     trials = expand_trials(spec)
     checked = set()
     for trial in trials:
-        if trial.config_key() not in checked:
+        if trial.config_key() not in checked:  # the key leaves out the seed
             check_resources(trial)
+            read_data(trial)
             checked.add(trial.config_key())
-    _read_local_data(trials)
     if spec.strategy == search.PHASE_SEARCH:
         search.search_ranges(spec)
         if not search.baseline_points(spec):
@@ -78,28 +90,6 @@ def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
                 "--strategy", "search", "a sweep with a baseline configuration to re-run in phase 2"
             )
     return trials
-
-
-def _read_local_data(trials: list[TrialConfig]) -> None:
-    """Local files are read once here (seconds), so that a corrupt line stops the sweep
-    before Ray starts rather than failing every trial; hub data is left to the trials."""
-    from xlt_core.data.loading import load_split, load_synonyms
-
-    seen = set()
-    for trial in trials:
-        if trial.data_source != "local":
-            continue
-        for split, lang in [
-            ("train", trial.source_lang),
-            ("dev", trial.source_lang),
-            *(("test", lang) for lang in (trial.source_lang, *trial.target_langs)),
-        ]:
-            if (trial.data_dir, split, lang) not in seen:
-                load_split(trial, split, lang)
-                seen.add((trial.data_dir, split, lang))
-        if trial.uses_synonyms and (trial.synonym_path(), "synonyms") not in seen:
-            load_synonyms(trial)
-            seen.add((trial.synonym_path(), "synonyms"))
 
 
 def sweep_key(spec: SweepSpec) -> str:
@@ -139,7 +129,8 @@ def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
         raise ConfigError(
             "--resume",
             True,
-            f"an interrupted sweep with these settings in experiment {spec.experiment} at {options.tracking_uri}; there is none (run without --resume to start it)",
+            f"an interrupted sweep with these settings in experiment {spec.experiment} at "
+            f"{options.tracking_uri}; there is none (run without --resume to start it)",
         )
 
     experiment_id = tracking.ensure_experiment(client, spec.experiment, options.tracking_uri)
@@ -154,7 +145,8 @@ def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
             parent_run_id, tags = resumed.info.run_id, resumed.data.tags
             client.update_run(parent_run_id, status="RUNNING")
             print(
-                f"Resuming sweep {spec.experiment}: parent run {parent_run_id}, stage {tags[tracking.STAGE_TAG]}",
+                f"Resuming sweep {spec.experiment}: parent run {parent_run_id}, "
+                f"stage {tags[STAGE_TAG]}",
                 flush=True,
             )
         else:
@@ -181,7 +173,8 @@ def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
         "parent run",
     )
     print(
-        f"{finished} of {len(results)} trials of the reported phase finished; {failed} trials failed in all",
+        f"{finished} of {len(results)} trials of the reported phase finished; "
+        f"{failed} trials failed in all",
         flush=True,
     )
     if finished == 0:
@@ -208,7 +201,7 @@ class _Phases:
     def __init__(self, spec, options, client, experiment_id, parent_run_id, tags, resources):
         self.spec, self.options, self.client, self.resources = spec, options, client, resources
         self.parent_run_id, self.tags = parent_run_id, tags
-        self.storage = tags.get(tracking.STORAGE_TAG, options.storage_path)
+        self.storage = tags.get(STORAGE_TAG, options.storage_path)
         self.common = {
             "base": spec.base,
             "threads": resources["cpu"],
@@ -226,7 +219,7 @@ class _Phases:
             )
             return results, _count_failed(results)
         failed = 0
-        if self.tags[tracking.STAGE_TAG] == search.PHASE_SEARCH:
+        if self.tags[STAGE_TAG] == search.PHASE_SEARCH:
             phase1 = self._fit(search.PHASE_SEARCH, self._search_tuner())
             failed += _count_failed(phase1)
             search.record_study(
@@ -242,7 +235,7 @@ class _Phases:
             tracking.set_tags(
                 self.client,
                 self.parent_run_id,
-                {FINAL_POINTS_TAG: json.dumps(points), tracking.STAGE_TAG: search.PHASE_FINAL},
+                {FINAL_POINTS_TAG: json.dumps(points), STAGE_TAG: search.PHASE_FINAL},
             )
             self.tags = {**self.tags, FINAL_POINTS_TAG: json.dumps(points)}
             print(
@@ -259,7 +252,7 @@ class _Phases:
         return results, failed + _count_failed(results)
 
     def _name(self, phase: str) -> str:
-        return f"{self.tags[tracking.RAY_NAME_TAG]}-{phase}"
+        return f"{self.tags[RAY_NAME_TAG]}-{phase}"
 
     def _path(self, phase: str) -> str:
         return f"{self.storage.rstrip('/')}/{self._name(phase)}"
@@ -290,7 +283,8 @@ class _Phases:
         if not tune.Tuner.can_restore(path):
             return None
         print(
-            f"Restoring phase {phase} from {path}: finished trials are kept, unfinished ones continue from their checkpoints",
+            f"Restoring phase {phase} from {path}: finished trials are kept, "
+            "unfinished ones continue from their checkpoints",
             flush=True,
         )
         return tune.Tuner.restore(
@@ -333,7 +327,7 @@ class _Phases:
             metric=search.METRIC,
             mode=search.MODE,
             points_to_evaluate=search.starting_points(self.spec, ranges) or None,
-            study_name=self.tags[tracking.RAY_NAME_TAG],
+            study_name=self.tags[RAY_NAME_TAG],
             seed=self.spec.seeds[0],
         )
         scheduler = ASHAScheduler(
@@ -356,28 +350,22 @@ class _Phases:
 
     def _fit(self, phase: str, tuner):
         results = tuner.fit()
-        statuses = _statuses(results)
-        self._close_stopped_trials(results, statuses)
+        self._close_stopped_trials(results)
         self._relog(results)
-        unfinished = sum(1 for status in statuses.values() if status not in ("TERMINATED", "ERROR"))
+        unfinished = _unfinished(results)
         if unfinished:
             raise SweepInterrupted(
                 f"phase {phase} was interrupted with {unfinished} trials unfinished"
             )
         return results
 
-    def _close_stopped_trials(self, results, statuses: dict[str, str]) -> None:
+    def _close_stopped_trials(self, results) -> None:
         """Trials ASHA stopped never reach their end: close their runs as KILLED."""
         from sweeps.trainable import TRIAL_COMPLETE
 
         for result in results:
             metrics = result.metrics or {}
-            if (
-                result.error is None
-                and "trial_id" in metrics
-                and not metrics.get(TRIAL_COMPLETE)
-                and statuses[result.path] == "TERMINATED"
-            ):
+            if _stopped_early(result, TRIAL_COMPLETE):
                 tracking.with_retries(
                     lambda: self._mark_stopped(metrics),
                     self.options.tracking_wait_s,
@@ -387,17 +375,16 @@ class _Phases:
     def _mark_stopped(self, metrics: dict) -> None:
         runs = self.client.search_runs(
             [self.common["experiment_id"]],
-            filter_string=f"tags.`mlflow.parentRunId` = '{self.parent_run_id}' and tags.{tracking.TRIAL_ID_TAG} = '{metrics['trial_id']}'",
+            filter_string=tracking.trial_run_filter(self.parent_run_id, metrics["trial_id"]),
             max_results=1,
         )
         for run in runs:
             if run.info.status == "RUNNING":
+                evaluations = metrics.get("training_iteration")
                 tracking.set_tags(
                     self.client,
                     run.info.run_id,
-                    {
-                        "stopped_early": f"ASHA after {metrics.get('training_iteration')} evaluations"
-                    },
+                    {"stopped_early": f"ASHA after {evaluations} evaluations"},
                 )
                 self.client.set_terminated(run.info.run_id, status="KILLED")
 
@@ -425,10 +412,10 @@ def _start_parent(
     tags = {
         "mlflow.runName": run_name,
         "code_version": _code_version(),
-        tracking.SWEEP_KEY_TAG: key,
-        tracking.RAY_NAME_TAG: run_name,
-        tracking.STORAGE_TAG: _absolute_storage(options.storage_path),
-        tracking.STAGE_TAG: spec.strategy,
+        SWEEP_KEY_TAG: key,
+        RAY_NAME_TAG: run_name,
+        STORAGE_TAG: _absolute_storage(options.storage_path),
+        STAGE_TAG: spec.strategy,
         **spec.extra_tags,
     }
     if spec.strategy == search.PHASE_SEARCH:
@@ -461,17 +448,19 @@ def _start_parent(
     what = (
         f"{len(spec.points)} configurations x {len(spec.seeds)} seeds"
         if spec.strategy == search.PHASE_GRID
-        else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline x {len(spec.seeds)} seeds"
+        else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline "
+        f"x {len(spec.seeds)} seeds"
     )
     print(
-        f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; MLflow {options.tracking_uri}, parent run {parent_run_id}",
+        f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; "
+        f"MLflow {options.tracking_uri}, parent run {parent_run_id}",
         flush=True,
     )
     return parent_run_id, tags
 
 
 def _close_parent(client, parent_run_id: str, finished: int) -> None:
-    tracking.set_tags(client, parent_run_id, {tracking.COMPLETE_TAG: "true"})
+    tracking.set_tags(client, parent_run_id, {COMPLETE_TAG: "true"})
     client.set_terminated(parent_run_id, status="FINISHED" if finished else "FAILED")
 
 
@@ -505,9 +494,26 @@ def _count_failed(results) -> int:
     )
 
 
-def _statuses(results) -> dict[str, str]:
-    """Tune's status of each trial by path (ResultGrid keeps it only on its analysis object)."""
-    return {trial.path: trial.status for trial in results._experiment_analysis.trials}
+def _ended(result) -> bool:
+    """Whether Tune saw this trial to its end: it errored (`Result.error`), or its last result
+    carries Tune's auto-filled `done` (set when the function returned or a scheduler stopped
+    it). Not Tune's trial status: on Ctrl-C, `fit` saves the experiment state and then marks
+    the trials it stops TERMINATED in memory, so the ResultGrid's counts
+    (`num_terminated`) would call an interrupted trial finished; its last result says
+    `done=False` (a pending trial has no result at all)."""
+    return result.error is not None or bool((result.metrics or {}).get(DONE))
+
+
+def _unfinished(results) -> int:
+    """Trials an interrupted `fit` (Ctrl-C) left pending or running."""
+    return sum(1 for result in results if not _ended(result))
+
+
+def _stopped_early(result, complete_key: str) -> bool:
+    """Whether Tune ended this trial without an error before it reached its own end: not the
+    trainable's `complete_key`, which its final report sets (ASHA stopped it)."""
+    metrics = result.metrics or {}
+    return _ended(result) and result.error is None and not metrics.get(complete_key)
 
 
 def _code_version() -> str:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import math
 from typing import Mapping
 
-from sweeps.presets import SweepSpec
+from sweeps.experiment import SweepSpec
 from sweeps.spaces import SEARCH_RANGES, unique
-from xlt_core.config import METHOD_HYPERPARAMETERS, TrialConfig
+from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 from xlt_core.train import DEV_CURVE
 from xlt_core.trial import check_resources
+from xlt_schema import NO_ADAPTATION
 
 PHASE_GRID = "grid"
 PHASE_SEARCH = "search"
@@ -26,28 +27,50 @@ PHASE_FINAL = "final"
 METRIC, MODE = DEV_CURVE, "max"
 
 
+def _config(spec: SweepSpec, point: Mapping) -> TrialConfig:
+    return TrialConfig.from_dict({**spec.base, **point})
+
+
 def searched_methods(spec: SweepSpec) -> list[str]:
-    """The methods with hyperparameters among the sweep's points (the baseline has none)."""
-    return sorted(
-        {point["method"] for point in spec.points if METHOD_HYPERPARAMETERS[point["method"]]}
-    )
+    """The methods with hyperparameters among the sweep's points (the baseline has none).
+    Search ranges are per training objective: a point with an adaptation is refused."""
+    methods = set()
+    for point in spec.points:
+        config = _config(spec, point)
+        if config.adaptation != NO_ADAPTATION:
+            raise ConfigError(
+                "--strategy",
+                "search",
+                "a sweep of training objectives without adaptation (search ranges are per "
+                f"method; this sweep has adaptation {config.adaptation}): use --strategy grid",
+            )
+        if config.hyperparameter_names():
+            methods.add(config.method)
+    return sorted(methods)
 
 
 def baseline_points(spec: SweepSpec) -> list[dict]:
-    return [point for point in spec.points if not METHOD_HYPERPARAMETERS[point["method"]]]
+    """The points without hyperparameters: plain fine-tuning of the original encoder."""
+    return [point for point in spec.points if not _config(spec, point).hyperparameter_names()]
 
 
 def search_ranges(spec: SweepSpec) -> dict[str, dict[str, tuple]]:
     """Per searched method, the range of each hyperparameter: `--set` values fix their axis,
     and choices this model cannot take (a layer deeper than the model) are dropped. Raises
     ConfigError when a method has no ranges or a range is left empty or invalid."""
+    methods = searched_methods(spec)
+    if not methods:
+        raise ConfigError(
+            "--strategy", "search", "a sweep with a method that has hyperparameters to search"
+        )
     ranges: dict[str, dict[str, tuple]] = {}
-    for method in searched_methods(spec):
+    for method in methods:
         if method not in SEARCH_RANGES:
             raise ConfigError(
                 "--strategy",
                 "search",
-                f"a method with search ranges in sweeps/spaces.py SEARCH_RANGES ({', '.join(sorted(SEARCH_RANGES))}); {method} has none",
+                "a method with search ranges in sweeps/spaces.py SEARCH_RANGES "
+                f"({', '.join(sorted(SEARCH_RANGES))}); {method} has none",
             )
         ranges[method] = {}
         # Each value is checked within one of the sweep's own (valid) points of the method.
@@ -98,9 +121,11 @@ def starting_points(spec: SweepSpec, ranges: Mapping[str, Mapping[str, tuple]]) 
     points = []
     for point in spec.points:
         method_ranges = ranges.get(point["method"])
-        values = TrialConfig.from_dict(
-            {**spec.base, **point}
-        ).hyperparameters()  # defaults filled in
+        config = _config(spec, point)  # defaults filled in
+        values = {
+            "method": config.method,
+            **{name: getattr(config, name) for name in config.hyperparameter_names()},
+        }
         if method_ranges is not None and all(
             _in_range(values[name], bounds) for name, bounds in method_ranges.items()
         ):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import time
 from pathlib import Path
 from typing import Callable, Mapping, TypeVar
@@ -16,19 +17,22 @@ from typing import Callable, Mapping, TypeVar
 import requests
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
+from mlflow.protos.databricks_pb2 import TEMPORARILY_UNAVAILABLE, ErrorCode
 from mlflow.tracking import MlflowClient
-from mlflow.utils.mlflow_tags import MLFLOW_PARENT_RUN_ID, MLFLOW_RUN_NAME
+from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME
+
+from xlt_schema import (
+    COMPLETE_TAG,
+    FAILURE_TAG,
+    PARENT_ROLE,
+    PARENT_RUN_TAG,
+    ROLE_TAG,
+    SWEEP_KEY_TAG,
+    TRIAL_ID_TAG,
+    TRIAL_ROLE,
+)
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
-ROLE_TAG = "xlt.role"
-TRIAL_ID_TAG = "ray_trial_id"
-# Parent-run tags that let `--resume` find an interrupted sweep and continue it.
-SWEEP_KEY_TAG = "xlt.sweep_key"
-RAY_NAME_TAG = "xlt.ray_name"
-STORAGE_TAG = "xlt.storage_path"
-STAGE_TAG = "xlt.stage"
-COMPLETE_TAG = "xlt.complete"
-FAILURE_TAG = "failure"
 # What a trial writes to its last Ray checkpoint so its results survive a tracking outage.
 RESULTS_FILE = "results.json"
 # The trained model (a `save_pretrained` folder), when the sweep logs models.
@@ -36,8 +40,16 @@ MODEL_DIR = "model"
 PREDICTIONS_DIR = "predictions"
 # Probing histograms (`probing/<model state>.png`) of adjustment trials.
 PROBING_DIR = "probing"
-# Errors that mean the tracking server did not answer (MLflow wraps HTTP failures).
-TRACKING_ERRORS = (MlflowException, requests.exceptions.RequestException, OSError)
+# requests' errors that mean the tracking server did not answer: connection refused or reset,
+# no answer in time, retries on 429/5xx answers (a proxy in front of a stopped server) used up.
+# MlflowClient wraps them in an MlflowException whose context is the requests error.
+TRACKING_ERRORS = (
+    requests.exceptions.ConnectionError,
+    requests.exceptions.Timeout,
+    requests.exceptions.RetryError,
+)
+# MLflow's error code for "try again later": an HTTP 503, or its SQL store's OperationalError.
+_UNAVAILABLE = ErrorCode.Name(TEMPORARILY_UNAVAILABLE)
 
 T = TypeVar("T")
 
@@ -80,13 +92,12 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0) -> None:
         raise ConfigError(
             "--tracking-uri",
             uri,
-            "sqlite:///path/to/mlflow.db or http(s)://host:port (MLflow 3.17 refuses a plain directory store)",
+            "sqlite:///path/to/mlflow.db or http(s)://host:port "
+            "(MLflow 3.17 refuses a plain directory store)",
         )
 
 
 def _check_mlflow_database(path: Path, uri: str) -> None:
-    import sqlite3
-
     from xlt_core.errors import ConfigError
 
     try:
@@ -115,10 +126,15 @@ def start_parent_run(
     client: MlflowClient, experiment_id: str, params: Mapping[str, object], tags: Mapping[str, str]
 ) -> str:
     run = client.create_run(
-        experiment_id, tags={ROLE_TAG: "parent", **tags}, run_name=tags.get(MLFLOW_RUN_NAME)
+        experiment_id, tags={ROLE_TAG: PARENT_ROLE, **tags}, run_name=tags.get(MLFLOW_RUN_NAME)
     )
     log_params(client, run.info.run_id, params)
     return run.info.run_id
+
+
+def trial_run_filter(parent_run_id: str, trial_id: str) -> str:
+    """The MLflow search filter of the child run of Ray trial `trial_id`."""
+    return f"tags.`{PARENT_RUN_TAG}` = '{parent_run_id}' and tags.`{TRIAL_ID_TAG}` = '{trial_id}'"
 
 
 def find_or_create_trial_run(
@@ -132,7 +148,7 @@ def find_or_create_trial_run(
     """The child run of this Ray trial: a restarted trial finds and reuses its run."""
     existing = client.search_runs(
         [experiment_id],
-        filter_string=f"tags.`{MLFLOW_PARENT_RUN_ID}` = '{parent_run_id}' and tags.{TRIAL_ID_TAG} = '{trial_id}'",
+        filter_string=trial_run_filter(parent_run_id, trial_id),
         max_results=1,
     )
     if existing:
@@ -140,8 +156,8 @@ def find_or_create_trial_run(
     run = client.create_run(
         experiment_id,
         tags={
-            MLFLOW_PARENT_RUN_ID: parent_run_id,
-            ROLE_TAG: "trial",
+            PARENT_RUN_TAG: parent_run_id,
+            ROLE_TAG: TRIAL_ROLE,
             TRIAL_ID_TAG: trial_id,
             **tags,
         },
@@ -170,7 +186,9 @@ def find_resumable_parent(client: MlflowClient, experiment_id: str, sweep_key: s
     """The newest parent run of this sweep (same settings) that did not complete, or None."""
     runs = client.search_runs(
         [experiment_id],
-        filter_string=f"tags.`{ROLE_TAG}` = 'parent' and tags.`{SWEEP_KEY_TAG}` = '{sweep_key}'",
+        filter_string=(
+            f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}' and tags.`{SWEEP_KEY_TAG}` = '{sweep_key}'"
+        ),
         order_by=["attributes.start_time DESC"],
     )
     return next((run for run in runs if run.data.tags.get(COMPLETE_TAG) != "true"), None)
@@ -220,6 +238,27 @@ def log_trial_results(client: MlflowClient, run_id: str, directory: str | Path) 
     client.set_terminated(run_id, status="FINISHED")
 
 
+def is_tracking_outage(error: BaseException) -> bool:
+    """Whether `error` means the tracking server did not answer, so that waiting may help:
+    a requests error of TRACKING_ERRORS (MlflowClient raises it wrapped in an MlflowException),
+    a SQLite database locked by another writer, or MLflow's "temporarily unavailable" (an HTTP
+    503, a SQL store's OperationalError). Anything else (a refused request, a bug, a local
+    disk error such as a PermissionError writing an artifact) is not an outage."""
+    chain = []
+    while error is not None and error not in chain:
+        chain.append(error)
+        error = error.__cause__ or (None if error.__suppress_context__ else error.__context__)
+    if any(isinstance(link, TRACKING_ERRORS) for link in chain):
+        return True
+    for link in chain:
+        if isinstance(link, sqlite3.OperationalError):
+            # "database is locked": another writer holds it; anything else is the disk's fault.
+            return "locked" in str(link) or "busy" in str(link)
+    return any(
+        isinstance(link, MlflowException) and link.error_code == _UNAVAILABLE for link in chain
+    )
+
+
 def with_retries(
     action: Callable[[], T],
     deadline_s: float,
@@ -228,16 +267,18 @@ def with_retries(
     max_wait_s: float = 30.0,
 ) -> T:
     """Run `action`, retrying with exponential backoff while the tracking server does not
-    answer, until `deadline_s` seconds have passed (then the last error is raised)."""
+    answer (`is_tracking_outage`), until `deadline_s` seconds have passed (then the last error
+    is raised). Any other error is raised at once."""
     deadline, wait = time.monotonic() + deadline_s, first_wait_s
     while True:
         try:
             return action()
-        except TRACKING_ERRORS as error:
-            if time.monotonic() + wait > deadline:
+        except Exception as error:
+            if not is_tracking_outage(error) or time.monotonic() + wait > deadline:
                 raise
             print(
-                f"tracking server not answering ({what}): {type(error).__name__}; retrying in {wait:.0f}s",
+                f"tracking server not answering ({what}): {type(error).__name__}; "
+                f"retrying in {wait:.0f}s",
                 flush=True,
             )
             time.sleep(wait)

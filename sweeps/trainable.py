@@ -22,9 +22,18 @@ from mlflow.tracking import MlflowClient
 from ray import tune
 
 from sweeps import tracking
-from xlt_core.config import METHOD_HYPERPARAMETERS, TrialConfig
+from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig
 from xlt_core.train import DEV_CURVE, TrainingDiverged
 from xlt_core.trial import run_trial
+from xlt_schema import (
+    ADAPTATION_TAG,
+    CONFIG_KEY_TAG,
+    CONFIG_LABEL_TAG,
+    FAILURE_TAG,
+    HYPERPARAMETERS_TAG,
+    METHOD_TAG,
+    PHASE_TAG,
+)
 
 # Keys of a trial's final Ray result that the runner reads.
 TRIAL_COMPLETE = "trial_complete"  # the trial ran to its end (not stopped early by ASHA)
@@ -49,7 +58,8 @@ class RayMlflowReporter:
         checkpoint = tune.Checkpoint.from_directory(checkpoint_dir) if checkpoint_dir else None
         tune.report(dict(metrics), checkpoint=checkpoint)
         print(
-            f"[{self.label}] step {step}: train/loss={metrics['train/loss']:.4f} {DEV_CURVE}={metrics[DEV_CURVE]:.4f}",
+            f"[{self.label}] step {step}: train/loss={metrics['train/loss']:.4f} "
+            f"{DEV_CURVE}={metrics[DEV_CURVE]:.4f}",
             flush=True,
         )
 
@@ -60,9 +70,12 @@ class RayMlflowReporter:
                 step, metrics = self.pending[0]
                 tracking.log_metrics(self.client, self.run_id, metrics, step)
                 self.pending.pop(0)
-        except tracking.TRACKING_ERRORS as error:
+        except Exception as error:
+            if not tracking.is_tracking_outage(error):
+                raise
             print(
-                f"[{self.label}] tracking server not answering ({type(error).__name__}); {len(self.pending)} curve points kept",
+                f"[{self.label}] tracking server not answering ({type(error).__name__}); "
+                f"{len(self.pending)} curve points kept",
                 flush=True,
             )
 
@@ -83,12 +96,7 @@ def run_tracked_trial(space: dict) -> None:
         space["experiment_id"],
         space["parent_run_id"],
         trial_id=tune.get_context().get_trial_id(),
-        tags={
-            "method": config.method,
-            "config_key": config.config_key(),
-            "config_label": config.config_label(),
-            "phase": space["phase"],
-        },
+        tags=trial_tags(config, space["phase"]),
         run_name=label,
     )
     dev_key = config.selection_metric()
@@ -174,9 +182,12 @@ def _finish(client: MlflowClient, run_id: str, label: str, directory: Path, dev_
     try:
         tracking.log_trial_results(client, run_id, directory)
         logged = True
-    except tracking.TRACKING_ERRORS as error:
+    except Exception as error:
+        if not tracking.is_tracking_outage(error):
+            raise
         print(
-            f"[{label}] tracking server not answering ({type(error).__name__}); results kept in the Ray checkpoint",
+            f"[{label}] tracking server not answering ({type(error).__name__}); "
+            "results kept in the Ray checkpoint",
             flush=True,
         )
         logged = False
@@ -203,11 +214,11 @@ def _finish(client: MlflowClient, run_id: str, label: str, directory: Path, dev_
 
 def _record_failure(client: MlflowClient, run_id: str, error: Exception) -> None:
     try:
-        tracking.set_tags(
-            client, run_id, {tracking.FAILURE_TAG: f"{type(error).__name__}: {error}"[:4000]}
-        )
+        tracking.set_tags(client, run_id, {FAILURE_TAG: f"{type(error).__name__}: {error}"[:4000]})
         client.set_terminated(run_id, status="FAILED")
-    except tracking.TRACKING_ERRORS:
+    except Exception as failure:
+        if not tracking.is_tracking_outage(failure):
+            raise
         print(
             f"could not record the failure on run {run_id}: tracking server not answering",
             flush=True,
@@ -223,11 +234,24 @@ def _device_name() -> str:
     )
 
 
+def trial_tags(config: TrialConfig, phase: str) -> dict[str, str]:
+    """What identifies a trial's run: objective, adaptation, configuration, its own
+    hyperparameters' names (for `analysis`) and the sweep phase."""
+    return {
+        METHOD_TAG: config.method,
+        ADAPTATION_TAG: config.adaptation,
+        CONFIG_KEY_TAG: config.config_key(),
+        CONFIG_LABEL_TAG: config.config_label(),
+        HYPERPARAMETERS_TAG: ",".join(config.hyperparameter_names()),
+        PHASE_TAG: phase,
+    }
+
+
 def _flat_params(config: TrialConfig) -> dict:
-    """Every setting as an MLflow param; another method's hyperparameters read `none`."""
+    """Every setting as an MLflow param; the hyperparameters of other methods and
+    adaptations read `none`."""
     params = config.to_dict()
     params["target_langs"] = ",".join(config.target_langs)
-    own = config.hyperparameters()
-    for name in {name for names in METHOD_HYPERPARAMETERS.values() for name in names} - set(own):
+    for name in set(HYPERPARAMETER_NAMES) - set(config.hyperparameter_names()):
         params[name] = "none"
     return params

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-SCRIPT = Path(__file__).resolve().parents[1] / "sweeps" / "ear_xnli.py"
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "sweeps" / "ear_xnli.py"
 # The smallest sweep that still trains and evaluates: seconds per trial on one core.
 TINY = [
     "--set",
@@ -101,19 +102,50 @@ def kill_driver(process: subprocess.Popen, ray_tmpdir: str) -> None:
         raise AssertionError(f"Ray processes outlived the killed driver: {leftovers}")
 
 
+def sqlite_uri(workdir: Path) -> str:
+    return f"sqlite:///{Path(workdir) / 'mlflow.db'}"
+
+
+def run_command(
+    argv: list[str], workdir: Path, timeout: int = 600, env: dict | None = None
+) -> subprocess.CompletedProcess:
+    """`argv` (the Python interpreter prepended) with cwd `workdir`, tracked through
+    `MLFLOW_TRACKING_URI` in a SQLite store there, as a user runs a README command; fails the
+    test unless it exits 0."""
+    completed = subprocess.run(
+        [sys.executable, *argv],
+        cwd=workdir,
+        env={**os.environ, "MLFLOW_TRACKING_URI": sqlite_uri(workdir), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert completed.returncode == 0, (
+        f"{' '.join(argv)} exited {completed.returncode}:\n"
+        + completed.stdout[-3000:]
+        + completed.stderr[-3000:]
+    )
+    return completed
+
+
 def run_smoke_sweep(
     name: str, workdir: Path, *args: str, timeout: int = 600
 ) -> tuple[str, subprocess.CompletedProcess]:
     """`sweeps/<name>.py --preset smoke` in `workdir`, tracked in its own SQLite store there;
     fails the test unless it exits 0. Returns the tracking URI and the finished process."""
-    uri = f"sqlite:///{Path(workdir) / 'mlflow.db'}"
-    script = Path(__file__).resolve().parents[1] / "sweeps" / f"{name}.py"
-    completed = subprocess.run(
-        [sys.executable, str(script), "--preset", "smoke", "--tracking-uri", uri, *args],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    return uri, completed
+    script = REPO / "sweeps" / f"{name}.py"
+    completed = run_command([str(script), "--preset", "smoke", *args], workdir, timeout)
+    return sqlite_uri(workdir), completed
+
+
+def smoke_spec(name: str, overrides: list[str], data_dir: str | None = None):
+    """The smoke `SweepSpec` of `sweeps/<name>.py` with `--set` values applied, as the command
+    line builds it (paths made absolute)."""
+    import importlib
+
+    from sweeps.cli import apply_overrides, resolve_paths
+    from sweeps.experiment import experiment_spec
+    from xlt_core.config import parse_assignments
+
+    spec = experiment_spec(importlib.import_module(f"sweeps.{name}"), "smoke", data_dir)
+    return resolve_paths(apply_overrides(spec, parse_assignments(overrides)))

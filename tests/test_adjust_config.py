@@ -1,4 +1,5 @@
-"""Settings of the adjustment methods are checked before any work starts."""
+"""Settings of the adjustment stage are checked before any work starts; the adjust_* sweeps
+fine-tune the original, the adjusted and the adjusted + continual encoder by name."""
 
 import subprocess
 import sys
@@ -6,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from sweeps import adjust_ner, adjust_qa, adjust_xnli, adjust_xsr
 from sweeps.cli import apply_overrides, resolve_paths
-from sweeps.presets import PRESETS
+from sweeps.experiment import experiment_spec
 from xlt_core.adjustment import check_parallel
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
@@ -18,13 +20,17 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize(
     "values, field",
     [
-        ({"method": "adjusted"}, "parallel_data"),
+        ({"adaptation": "adjusted"}, "parallel_data"),
         (
-            {"method": "adjusted_continual", "parallel_data": "synthetic", "continual_alpha": -1},
+            {
+                "adaptation": "adjusted_continual",
+                "parallel_data": "synthetic",
+                "continual_alpha": -1,
+            },
             "continual_alpha",
         ),
         (
-            {"method": "adjusted", "parallel_data": "synthetic", "adjust_learning_rate": 0},
+            {"adaptation": "adjusted", "parallel_data": "synthetic", "adjust_learning_rate": 0},
             "adjust_learning_rate",
         ),
     ],
@@ -36,25 +42,63 @@ def test_bad_adjustment_settings_are_refused(values, field):
 
 def test_parallel_data_must_cover_a_target_language():
     config = TrialConfig.from_dict(
-        {"method": "adjusted", "parallel_data": "synthetic", "target_langs": "es"}
+        {"adaptation": "adjusted", "parallel_data": "synthetic", "target_langs": "es"}
     )
     check_parallel(config)  # synthetic pairs English with es, de, ru
     with pytest.raises(ConfigError, match="parallel_data"):
         check_parallel(
             TrialConfig.from_dict(
-                {"method": "adjusted", "parallel_data": "synthetic", "target_langs": "vi"}
+                {"adaptation": "adjusted", "parallel_data": "synthetic", "target_langs": "vi"}
             )
         )
 
 
-def test_adjust_presets_pair_three_methods_over_the_same_seeds(tmp_path):
-    spec = PRESETS["adjust_xnli"]("smoke", None)
-    assert [p["method"] for p in spec.points] == ["finetune", "adjusted", "adjusted_continual"]
+def _encoders(points: list[dict]) -> list[tuple[str, str]]:
+    return [(p["method"], p.get("adaptation", "none")) for p in points]
+
+
+THREE_ENCODERS = [
+    ("finetune", "none"),
+    ("finetune", "adjusted"),
+    ("finetune", "adjusted_continual"),
+]
+
+
+def test_adjust_sweeps_pair_three_encoders_over_the_same_seeds(tmp_path):
+    spec = experiment_spec(adjust_xnli, "smoke", None)
+    assert _encoders(spec.points) == THREE_ENCODERS
     assert spec.significance_test == "ttest"
     spec = apply_overrides(spec, {"adjust_learning_rate": "0.01"})
     assert [p.get("adjust_learning_rate") for p in spec.points] == [None, 0.01, 0.01]
+    assert spec.fixed_axes == {"adjust_learning_rate": 0.01}
+    spec = apply_overrides(spec, {"continual_alpha": "0.1"})
+    assert [p.get("continual_alpha") for p in spec.points] == [None, None, 0.1]
     assert resolve_paths(spec).base["parallel_data"] == "synthetic"  # a named source is no path
-    assert PRESETS["adjust_ner"]("smoke", str(tmp_path)).significance_test == "permutation"
+    ner = experiment_spec(adjust_ner, "smoke", str(tmp_path))
+    assert ner.significance_test == "permutation"
+    assert _encoders(ner.points) == _encoders(experiment_spec(adjust_qa, "paper", None).points)
+    # The scripts' own grids are untouched by a sweep's overrides.
+    assert adjust_xnli.POINTS["smoke"][1]["adjust_learning_rate"] == 1e-3
+
+
+@pytest.mark.parametrize("preset", ["smoke", "paper"])
+def test_adjust_xsr_compares_the_original_and_the_adjusted_encoder(preset, tmp_path):
+    """No fine-tuning, so no continual alignment: the two encoders are chosen by name."""
+    spec = experiment_spec(adjust_xsr, preset, str(tmp_path))
+    assert _encoders(spec.points) == [("finetune", "none"), ("finetune", "adjusted")]
+    assert spec.points[1]["adjust_learning_rate"] == (1e-3 if preset == "smoke" else 5e-5)
+    assert spec.selection_metric == "dev/pooled/mrr"
+    with pytest.raises(ConfigError, match="adaptation"):
+        apply_overrides(spec, {"continual_alpha": "0.1"})  # no point has continual alignment
+
+
+@pytest.mark.parametrize("key, value", [("adaptation", "adjusted"), ("method", "ear")])
+def test_method_and_adaptation_are_fixed_by_the_script(key, value):
+    with pytest.raises(ConfigError) as error:
+        apply_overrides(experiment_spec(adjust_xnli, "smoke", None), {key: value})
+    message = str(error.value)
+    assert "fixed by the sweep script" in message
+    assert "finetune" in message and "adjusted_continual" in message
 
 
 def test_ner_smoke_needs_a_data_dir():

@@ -7,6 +7,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 from sweep_helpers import run_smoke_sweep
 
+pytestmark = pytest.mark.slow
 # The smoke grid (finetune, adjusted, adjusted_continual x seeds 0, 1) at tiny sizes.
 FAST = [
     "--set",
@@ -23,7 +24,7 @@ FAST = [
     "target_langs=es,de",
 ]
 PROBED_STATES = {
-    "finetune": {"original", "finetuned"},
+    "none": {"original", "finetuned"},
     "adjusted": {"original", "adjusted", "adjusted_finetuned"},
     "adjusted_continual": {"original", "adjusted", "adjusted_continual"},
 }
@@ -43,14 +44,15 @@ def children(runs):
     return [run for run in runs if run.data.tags.get("xlt.role") == "trial"]
 
 
-def test_every_method_ran_the_same_seeds(sweep):
+def test_every_adaptation_ran_the_same_seeds(sweep):
     _, runs = sweep
     seeds = {}
     for run in children(runs):
         assert run.info.status == "FINISHED"
-        seeds.setdefault(run.data.params["method"], set()).add(run.data.params["seed"])
+        assert run.data.tags["method"] == "finetune"
+        seeds.setdefault(run.data.tags["adaptation"], set()).add(run.data.params["seed"])
     assert seeds == {
-        "finetune": {"0", "1"},
+        "none": {"0", "1"},
         "adjusted": {"0", "1"},
         "adjusted_continual": {"0", "1"},
     }
@@ -58,7 +60,7 @@ def test_every_method_ran_the_same_seeds(sweep):
 
 def test_adjustment_brings_aligned_words_closer(sweep):
     _, runs = sweep
-    adjusted = [run for run in children(runs) if run.data.params["method"] != "finetune"]
+    adjusted = [run for run in children(runs) if run.data.tags["adaptation"] != "none"]
     assert len(adjusted) == 4
     for run in adjusted:
         metrics = run.data.metrics
@@ -69,7 +71,7 @@ def test_adjustment_brings_aligned_words_closer(sweep):
         )
 
 
-def test_parent_report_compares_the_three_methods(sweep, tmp_path):
+def test_parent_report_compares_the_three_encoders(sweep, tmp_path):
     client, runs = sweep
     parent = next(run for run in runs if run.data.tags.get("xlt.role") == "parent")
     report = Path(
@@ -83,10 +85,15 @@ def test_parent_report_compares_the_three_methods(sweep, tmp_path):
         and " de |" in rows[0]
         and " es |" in rows[0]
     )
-    methods = [
-        row.split("|")[1].strip().replace("**Baseline:** ", "").split(" ")[0] for row in rows[2:]
+    # labels `finetune`, `finetune adjusted ...`, `finetune adjusted_continual ...`
+    configurations = [
+        row.split("|")[1].strip().replace("**Baseline:** ", "").split(" ")[:2] for row in rows[2:]
     ]
-    assert sorted(methods) == ["adjusted", "adjusted_continual", "finetune"]
+    assert sorted(" ".join(words) for words in configurations) == [
+        "finetune",
+        "finetune adjusted",
+        "finetune adjusted_continual",
+    ]
     assert "significance test: `ttest`" in report
 
 
@@ -97,4 +104,4 @@ def test_each_trial_logs_the_histograms_of_its_model_states(sweep):
             Path(artifact.path).stem
             for artifact in client.list_artifacts(run.info.run_id, "probing")
         }
-        assert logged == PROBED_STATES[run.data.params["method"]]
+        assert logged == PROBED_STATES[run.data.tags["adaptation"]]

@@ -2,6 +2,7 @@
 reference, published rows, PNG plots, LaTeX, and the model registry (sqlite store)."""
 
 import json
+import os
 from pathlib import Path
 
 import mlflow
@@ -19,18 +20,41 @@ from analysis.collect import (
     split_languages,
 )
 from analysis.registry import best_seed_run, register_champion
-from analysis.report import report_sweep
-from analysis.select import compare_configs, resolve_config
+from analysis.report import RESPONSE_PLOT, report_sweep, response_points
+from analysis.select import baseline_config_key, compare_configs, resolve_config
 from analysis.stats import entity_f1, permutation_test
+from xlt_schema import (
+    ADAPTATION_TAG,
+    CONFIG_KEY_TAG,
+    CONFIG_LABEL_TAG,
+    HYPERPARAMETERS_TAG,
+    METHOD_TAG,
+    PARENT_ROLE,
+    PARENT_RUN_TAG,
+    ROLE_TAG,
+    TRIAL_ROLE,
+)
 
 SEEDS = (0, 1)
 N = 200
-# label -> (method, hyperparameters, probability of a correct answer per language)
+ADJUSTED = "finetune adjusted adjust_epochs=1 adjust_learning_rate=5e-05 adjust_reg_weight=1"
+ADJUSTMENT = {"adjust_epochs": "1", "adjust_learning_rate": "5e-05", "adjust_reg_weight": "1"}
+# label -> (method, adaptation, hyperparameters, probability of a correct answer per language)
 CONFIGS = {
-    "finetune": ("finetune", {}, 0.60),
-    "adjusted": ("adjusted", {}, 0.66),
-    "ear alpha=1 beta=0.1 layer=6": ("ear", {"alpha": "1", "beta": "0.1", "layer": "6"}, 0.78),
-    "ear alpha=0.1 beta=1 layer=6": ("ear", {"alpha": "0.1", "beta": "1", "layer": "6"}, 0.62),
+    "finetune": ("finetune", "none", {}, 0.60),
+    ADJUSTED: ("finetune", "adjusted", ADJUSTMENT, 0.66),
+    "ear alpha=1 beta=0.1 layer=6 m=1": (
+        "ear",
+        "none",
+        {"alpha": "1", "beta": "0.1", "layer": "6", "m": "1"},
+        0.78,
+    ),
+    "ear alpha=0.1 beta=1 layer=6 m=1": (
+        "ear",
+        "none",
+        {"alpha": "0.1", "beta": "1", "layer": "6", "m": "1"},
+        0.62,
+    ),
 }
 KEYS = (
     "dev/en",
@@ -53,13 +77,17 @@ def _make_sweep(
     with_counts: bool,
     model_for: str | None,
     keys: tuple[str, ...] = KEYS,
+    configs: dict = CONFIGS,
+    legacy: bool = False,
 ):
+    """A finished sweep as the sweeps layer logs it; ``legacy``: as a sweep older than the
+    ``adaptation`` and ``xlt.hyperparameters`` tags logged it (no such tags or params)."""
     uri = f"sqlite:///{root}/mlflow.db"
     client = MlflowClient(tracking_uri=uri)
     experiment_id = client.create_experiment(
         experiment, artifact_location=(root / experiment).as_uri()
     )
-    parent = client.create_run(experiment_id, tags={"xlt.role": "parent"}).info.run_id
+    parent = client.create_run(experiment_id, tags={ROLE_TAG: PARENT_ROLE}).info.run_id
     client.log_batch(
         parent,
         params=[
@@ -71,18 +99,20 @@ def _make_sweep(
     rng = np.random.default_rng(0)
     difficulty = {key: rng.beta(2, 2, size=N) for key in keys}
     stored = {}
-    for label, (method, params, skill) in CONFIGS.items():
+    settings = sorted({name for _, _, params, _ in configs.values() for name in params})
+    for label, (method, adaptation, params, skill) in configs.items():
+        tags = {
+            PARENT_RUN_TAG: parent,
+            ROLE_TAG: TRIAL_ROLE,
+            METHOD_TAG: method,
+            CONFIG_KEY_TAG: label.replace(" ", "_"),
+            CONFIG_LABEL_TAG: label,
+        }
+        if not legacy:
+            tags[ADAPTATION_TAG] = adaptation
+            tags[HYPERPARAMETERS_TAG] = ",".join(params)
         for seed in SEEDS:
-            run = client.create_run(
-                experiment_id,
-                tags={
-                    "mlflow.parentRunId": parent,
-                    "xlt.role": "trial",
-                    "method": method,
-                    "config_key": label.replace(" ", "_"),
-                    "config_label": label,
-                },
-            )
+            run = client.create_run(experiment_id, tags=tags)
             run_id = run.info.run_id
             metrics = []
             for key in keys:
@@ -108,10 +138,11 @@ def _make_sweep(
             all_params = {
                 "method": method,
                 "seed": str(seed),
-                "epsilon": "none",
-                "m": "1",
-                **{axis: params.get(axis, "none") for axis in ("alpha", "beta", "layer")},
+                "learning_rate": "2e-05",  # a setting that is nobody's hyperparameter
+                **{name: params.get(name, "none") for name in settings},
             }
+            if not legacy:
+                all_params["adaptation"] = adaptation
             client.log_batch(
                 run_id, metrics=metrics, params=[Param(k, v) for k, v in all_params.items()]
             )
@@ -125,7 +156,7 @@ def _make_sweep(
     return uri, client, parent, stored
 
 
-BEST = "ear alpha=1 beta=0.1 layer=6"
+BEST = "ear alpha=1 beta=0.1 layer=6 m=1"
 
 
 @pytest.fixture(scope="module")
@@ -156,15 +187,32 @@ def test_collect_separates_languages_pairs_and_splits(accuracy_sweep):
     assert split_languages(trials, "mixed") == ["de", "es"]
 
 
-def test_reference_is_resolved_by_method_label_or_key(accuracy_sweep):
+def test_reference_is_resolved_by_adaptation_method_label_or_key(accuracy_sweep):
     _, client, parent, _ = accuracy_sweep
     trials = collect_trials(client, parent)
-    assert resolve_config(trials, "adjusted") == "adjusted"
-    assert resolve_config(trials, "ear alpha=0.1 beta=1 layer=6") == "ear_alpha=0.1_beta=1_layer=6"
-    with pytest.raises(ValueError, match="several configurations"):
+    adjusted_key = ADJUSTED.replace(" ", "_")
+    assert resolve_config(trials, "adjusted") == adjusted_key  # the one adjusted config
+    assert resolve_config(trials, ADJUSTED) == adjusted_key
+    assert resolve_config(trials, adjusted_key) == adjusted_key
+    label = "ear alpha=0.1 beta=1 layer=6 m=1"
+    assert resolve_config(trials, label) == label.replace(" ", "_")
+    with pytest.raises(ValueError, match="method with several configurations"):
         resolve_config(trials, "ear")
+    assert resolve_config(trials, "finetune") == "finetune"  # the label comes first
     with pytest.raises(ValueError, match="matches no finished configuration"):
         resolve_config(trials, "nope")
+
+
+def test_collect_reads_adaptation_and_recorded_hyperparameters(accuracy_sweep):
+    _, client, parent, _ = accuracy_sweep
+    trials = collect_trials(client, parent).set_index("config_label")
+    assert trials.loc[ADJUSTED, "method"].tolist() == ["finetune"] * len(SEEDS)
+    assert trials.loc[ADJUSTED, "adaptation"].tolist() == ["adjusted"] * len(SEEDS)
+    assert trials.loc[ADJUSTED, "hyperparameters"].iloc[0] == tuple(ADJUSTMENT)
+    assert trials.loc[BEST, "hyperparameters"].iloc[0] == ("alpha", "beta", "layer", "m")
+    assert trials.loc["finetune", "hyperparameters"].iloc[0] == ()
+    # the baseline is plain fine-tuning; adjusted fine-tuning is a configuration like EAR
+    assert baseline_config_key(collect_trials(client, parent)) == "finetune"
 
 
 def test_full_report_writes_tables_plots_and_registers_the_best_seed(accuracy_sweep, tmp_path):
@@ -195,7 +243,8 @@ def test_full_report_writes_tables_plots_and_registers_the_best_seed(accuracy_sw
     best_row = next(line for line in table.splitlines() if BEST in line)
     assert best_row.count("***") == 3  # en, de, es cells carry * and **
     assert "| ours: finetune (baseline) |" in table
-    assert "(reference)" in table
+    assert f"| ours: {ADJUSTED} (reference) |" in table
+    assert "adaptation `none`" in markdown
     latex = (tmp_path / "report.tex").read_text()
     assert r"\begin{tabular}{lrrrr}" in latex and "$^{***}$" in latex
 
@@ -306,13 +355,142 @@ def test_shipped_paper_results_file_is_well_formed():
     assert isinstance(load_paper_results(), list)
 
 
+ADV_CONFIGS = {
+    "finetune": ("finetune", "none", {}, 0.60),
+    "adv epsilon=0.001 adv_steps=1 adv_step_scale=1": (
+        "adv",
+        "none",
+        {"epsilon": "0.001", "adv_steps": "1", "adv_step_scale": "1"},
+        0.64,
+    ),
+    "adv epsilon=0.01 adv_steps=2 adv_step_scale=1": (
+        "adv",
+        "none",
+        {"epsilon": "0.01", "adv_steps": "2", "adv_step_scale": "1"},
+        0.8,
+    ),
+    "rs_rp epsilon=0.1": ("rs_rp", "none", {"epsilon": "0.1"}, 0.62),
+}
+
+
+def test_adv_sweep_plots_the_recorded_hyperparameters(store, tmp_path):
+    uri, client, parent, _ = _make_sweep(
+        store, "robust_xnli", "ttest", False, None, FEW_KEYS, ADV_CONFIGS
+    )
+    trials = collect_trials(client, parent)
+    points, varied = response_points(trials, "dev/en/accuracy")
+    # adv_step_scale is recorded but has one value: no axis of its own
+    assert varied == ["epsilon", "adv_steps"]
+    labels = trials["config_label"].tolist()
+    epsilon = dict(zip(labels, points["epsilon"]))
+    assert epsilon["rs_rp epsilon=0.1"] == pytest.approx(0.1)  # RS-RP shares the axis
+    assert np.isnan(epsilon["finetune"])
+    adv_steps = dict(zip(labels, points["adv_steps"]))
+    assert np.isnan(adv_steps["rs_rp epsilon=0.1"])
+
+    report = report_sweep(uri, "robust_xnli", out_dir=str(tmp_path), register=False)
+    assert (tmp_path / RESPONSE_PLOT).is_file()
+    assert report.selection.hyperparameters == ("epsilon", "adv_steps", "adv_step_scale")
+    assert "- Hyperparameters: epsilon=0.01, adv_steps=2, adv_step_scale=1" in report.markdown
+
+
+FAST_ADJUSTED = "finetune adjusted adjust_epochs=1 adjust_learning_rate=0.001 adjust_reg_weight=1"
+ADJUST_CONFIGS = {
+    "finetune": ("finetune", "none", {}, 0.60),
+    ADJUSTED: ("finetune", "adjusted", ADJUSTMENT, 0.64),
+    FAST_ADJUSTED: ("finetune", "adjusted", {**ADJUSTMENT, "adjust_learning_rate": "0.001"}, 0.8),
+    "ear adjusted alpha=1 beta=0.1 layer=6 m=1 adjust_epochs=1 adjust_learning_rate=5e-05 "
+    "adjust_reg_weight=1": (
+        "ear",
+        "adjusted",
+        {"alpha": "1", "beta": "0.1", "layer": "6", "m": "1", **ADJUSTMENT},
+        0.66,
+    ),
+}
+
+
+def test_adjusted_finetuning_is_a_candidate_and_its_axes_are_recorded(store, tmp_path):
+    uri, client, parent, _ = _make_sweep(
+        store, "adjust_xnli", "ttest", False, None, FEW_KEYS, ADJUST_CONFIGS
+    )
+    trials = collect_trials(client, parent)
+    assert baseline_config_key(trials) == "finetune"
+    _, varied = response_points(trials, "dev/en/accuracy")
+    assert varied == ["adjust_learning_rate"]
+    with pytest.raises(ValueError, match="adaptation with several configurations"):
+        resolve_config(trials, "adjusted")
+
+    report = report_sweep(uri, "adjust_xnli", out_dir=str(tmp_path), register=False)
+    selection = report.selection
+    assert (selection.config_label, selection.method, selection.adaptation) == (
+        FAST_ADJUSTED,
+        "finetune",
+        "adjusted",
+    )
+    assert selection.hyperparameters == tuple(ADJUSTMENT)
+    assert selection.params["adjust_learning_rate"] == 0.001
+    assert "No non-baseline configuration finished" not in report.markdown
+    assert "| ours: finetune (baseline) |" in report.markdown
+    assert (tmp_path / RESPONSE_PLOT).is_file()
+    payload = json.loads(Path(report.json_path).read_text())
+    assert payload["adaptation"] == "adjusted"
+    assert payload["hyperparameters"] == list(ADJUSTMENT)
+
+
+LEGACY_CONFIGS = {
+    "finetune": ("finetune", "none", {}, 0.60),
+    "adjusted": ("adjusted", "none", {}, 0.66),  # a method before `adaptation` existed
+    BEST: ("ear", "none", {"alpha": "1", "beta": "0.1", "layer": "6", "m": "1"}, 0.78),
+}
+
+
+def test_runs_without_adaptation_or_hyperparameters_tags_are_reported(store, tmp_path):
+    uri, client, parent, _ = _make_sweep(
+        store, "legacy", "ttest", False, None, FEW_KEYS, LEGACY_CONFIGS, legacy=True
+    )
+    trials = collect_trials(client, parent)
+    assert set(trials["adaptation"]) == {"none"}
+    assert set(trials["hyperparameters"]) == {()}
+    assert response_points(trials, "dev/en/accuracy")[1] == []  # no recorded axes
+    assert resolve_config(trials, "adjusted") == "adjusted"
+
+    report = report_sweep(
+        uri, "legacy", out_dir=str(tmp_path), register=False, reference="adjusted"
+    )
+    assert report.selection.config_label == BEST
+    assert report.selection.params["alpha"] == 1
+    assert "- Hyperparameters: (none recorded)" in report.markdown
+    assert not (tmp_path / RESPONSE_PLOT).exists()
+    assert "| ours: finetune (baseline) |" in report.markdown
+
+
+def test_report_sweep_leaves_the_environment_alone(store, tmp_path, monkeypatch):
+    uri, client, _, _ = _make_sweep(store, "env_check", "ttest", False, BEST, FEW_KEYS)
+    # Stores the report must not use: it is given its URI and passes it on itself.
+    elsewhere = f"sqlite:///{tmp_path}/missing/elsewhere.db"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", elsewhere)
+    monkeypatch.setenv("MLFLOW_REGISTRY_URI", elsewhere)
+    monkeypatch.delenv("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", raising=False)
+    before = dict(os.environ)
+
+    report = report_sweep(uri, "env_check", out_dir=str(tmp_path / "out"))
+
+    assert dict(os.environ) == before
+    assert report.registration.registered
+    assert client.get_model_version_by_alias("env_check", "champion").run_id == (
+        report.registration.run_id
+    )
+    assert not (tmp_path / "missing").exists()
+
+
 def test_sweep_cli_log_models_setting():
+    from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
-    from sweeps.presets import PRESETS
+    from sweeps.experiment import experiment_spec
     from xlt_core.errors import ConfigError
 
-    assert PRESETS["ear_xnli"]("smoke", None).log_models is True
-    paper = PRESETS["ear_xnli"]("paper", None)
+    assert experiment_spec(ear_xnli, "smoke", None).log_models is True
+    paper = experiment_spec(ear_xnli, "paper", None)
     assert paper.log_models is False
     assert apply_overrides(paper, {"log_models": "true"}).log_models is True
     with pytest.raises(ConfigError, match="log_models"):

@@ -24,8 +24,20 @@ from analysis.collect import (
     load_example_scores,
     tidy_metrics,
 )
-from analysis.report import report_sweep
-from analysis.select import compare_to_baseline, select_best
+from analysis.report import format_params, report_sweep
+from analysis.select import baseline_config_key, compare_to_baseline, complexity, select_best
+from xlt_schema import (
+    ADAPTATION_TAG,
+    CONFIG_KEY_TAG,
+    CONFIG_LABEL_TAG,
+    HYPERPARAMETERS_TAG,
+    METHOD_TAG,
+    PARENT_ROLE,
+    PARENT_RUN_TAG,
+    PHASE_TAG,
+    ROLE_TAG,
+    TRIAL_ROLE,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENT = "ear_xnli"
@@ -33,7 +45,8 @@ SEEDS = (0, 1)
 N_EXAMPLES = 100
 GOOD_LABEL = "ear alpha=1 beta=0.1 layer=6"
 WEAK_LABEL = "ear alpha=0.5 beta=0.1 layer=6"
-# Correct examples out of N_EXAMPLES for (seed 0, seed 1); the logged accuracy is count / N_EXAMPLES.
+# Correct examples out of N_EXAMPLES for (seed 0, seed 1); the logged accuracy is
+# count / N_EXAMPLES.
 CONFIGS = {
     "finetune": (
         "finetune",
@@ -71,12 +84,14 @@ def _log_trial(client, experiment_id, parent_id, label, seed, rng, scores, statu
     run = client.create_run(
         experiment_id,
         tags={
-            "mlflow.parentRunId": parent_id,
-            "xlt.role": "trial",
-            "method": method,
-            "config_key": _config_key(label),
-            "config_label": label,
-            "phase": "grid",
+            PARENT_RUN_TAG: parent_id,
+            ROLE_TAG: TRIAL_ROLE,
+            METHOD_TAG: method,
+            ADAPTATION_TAG: "none",
+            HYPERPARAMETERS_TAG: ",".join(params),
+            CONFIG_KEY_TAG: _config_key(label),
+            CONFIG_LABEL_TAG: label,
+            PHASE_TAG: "grid",
         },
     )
     run_id = run.info.run_id
@@ -100,7 +115,7 @@ def _log_trial(client, experiment_id, parent_id, label, seed, rng, scores, statu
             },
             f"predictions/{split}-{lang}.json",
         )
-    all_params = {"method": method, "seed": str(seed), **params}
+    all_params = {"method": method, "adaptation": "none", "seed": str(seed), **params}
     client.log_batch(
         run_id, metrics=metrics, params=[Param(name, value) for name, value in all_params.items()]
     )
@@ -118,7 +133,7 @@ def sweep(tmp_path_factory) -> FakeSweep:
     rng = np.random.default_rng(0)
     scores = {}
     start = int(time.time() * 1000)
-    parent = client.create_run(experiment_id, start_time=start, tags={"xlt.role": "parent"})
+    parent = client.create_run(experiment_id, start_time=start, tags={ROLE_TAG: PARENT_ROLE})
     parent_id = parent.info.run_id
     client.log_batch(parent_id, params=[Param("preset", "smoke"), Param("strategy", "grid")])
     for label in CONFIGS:
@@ -128,7 +143,9 @@ def sweep(tmp_path_factory) -> FakeSweep:
     _log_trial(client, experiment_id, parent_id, "ear alpha=9", 0, rng, {}, status="FAILED")
     client.set_terminated(parent_id)
     # A newer sweep whose only trial failed must not be picked by default.
-    newer = client.create_run(experiment_id, start_time=start + 60_000, tags={"xlt.role": "parent"})
+    newer = client.create_run(
+        experiment_id, start_time=start + 60_000, tags={ROLE_TAG: PARENT_ROLE}
+    )
     _log_trial(client, experiment_id, newer.info.run_id, "ear alpha=9", 0, rng, {}, status="FAILED")
 
     odd = client.create_run(experiment_id)
@@ -142,20 +159,30 @@ def sweep(tmp_path_factory) -> FakeSweep:
 
 
 def _trials_frame(dev_scores: dict[str, list[float]]) -> pd.DataFrame:
-    """An in-memory trials table: config label -> dev/en accuracy per seed."""
-    rows = [
-        {
-            "run_id": f"{label}-{seed}",
-            "config_key": _config_key(label),
-            "config_label": label,
-            "method": label.split()[0],
-            "seed": seed,
-            "alpha": label.split("=")[-1],
-            "dev/en/accuracy": value,
-        }
-        for label, values in dev_scores.items()
-        for seed, value in enumerate(values)
-    ]
+    """An in-memory trials table: config label -> dev/en accuracy per seed.
+
+    A label is ``<method> [<adaptation>] [name=value ...]``; its names are the run's
+    recorded hyperparameters.
+    """
+    rows = []
+    for label, values in dev_scores.items():
+        words = label.split()
+        settings = dict(word.split("=") for word in words[1:] if "=" in word)
+        adaptation = next((word for word in words[1:] if "=" not in word), "none")
+        for seed, value in enumerate(values):
+            rows.append(
+                {
+                    "run_id": f"{label}-{seed}",
+                    "config_key": _config_key(label),
+                    "config_label": label,
+                    "method": words[0],
+                    "adaptation": adaptation,
+                    "seed": seed,
+                    "hyperparameters": tuple(settings),
+                    **settings,
+                    "dev/en/accuracy": value,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -204,6 +231,56 @@ def test_full_tie_goes_to_first_label():
 def test_only_baseline_selects_baseline():
     selection = select_best(_trials_frame({"finetune": [0.7, 0.8]}))
     assert selection.method == "finetune"
+
+
+def test_baseline_is_finetune_without_adaptation():
+    trials = _trials_frame(
+        {
+            "finetune": [0.7, 0.7],
+            "finetune adjusted adjust_learning_rate=5e-05": [0.9, 0.9],
+            "ear alpha=1": [0.8, 0.8],
+        }
+    )
+    assert baseline_config_key(trials) == _config_key("finetune")
+    # adjusted fine-tuning is a candidate like any other, and here the best one
+    selection = select_best(trials)
+    assert (selection.method, selection.adaptation) == ("finetune", "adjusted")
+    assert selection.hyperparameters == ("adjust_learning_rate",)
+    # with only fine-tuning configurations the adjusted one is still chosen over the baseline
+    only_finetune = trials[trials["method"] == "finetune"]
+    assert select_best(only_finetune).adaptation == "adjusted"
+
+
+def test_missing_unadapted_baseline_is_named():
+    trials = _trials_frame({"finetune adjusted adjust_epochs=1": [0.8], "ear alpha=1": [0.7]})
+    with pytest.raises(AnalysisError, match="adaptation 'none'.*finetune/adjusted"):
+        baseline_config_key(trials)
+
+
+def test_simplicity_counts_the_runs_own_recorded_hyperparameters():
+    trials = _trials_frame(
+        {
+            "ear alpha=1 beta=0": [0.8, 0.8],
+            "ear alpha=1 beta=0.1": [0.8, 0.8],
+            "rs_rp epsilon=0.1": [0.8, 0.8],
+        }
+    )
+    # a column that is not the run's own hyperparameter does not count, whatever it holds
+    trials.loc[trials["method"] == "rs_rp", "alpha"] = "1"
+    assert complexity(trials) == {
+        _config_key("ear alpha=1 beta=0"): 1,
+        _config_key("ear alpha=1 beta=0.1"): 2,
+        _config_key("rs_rp epsilon=0.1"): 1,
+    }
+    # full tie on mean and std: the simpler configurations win, then the first label
+    assert select_best(trials).config_label == "ear alpha=1 beta=0"
+
+
+def test_without_recorded_hyperparameters_no_setting_counts():
+    trials = _trials_frame({"ear alpha=2": [0.8, 0.8], "ear alpha=0": [0.8, 0.8]})
+    trials = trials.drop(columns="hyperparameters")  # as collected from an older sweep
+    assert set(complexity(trials).values()) == {0}
+    assert select_best(trials).config_label == "ear alpha=0"  # the label decides
 
 
 def test_selection_on_test_split_is_refused(sweep):
@@ -341,11 +418,9 @@ def test_analysis_imports_neither_ray_nor_torch(tmp_path):
 
 
 def test_parameters_line_leaves_out_settings_that_do_not_apply():
-    from analysis.report import _format_params
-
     # Another method's hyperparameters are logged as `none` and collected as None.
     assert (
-        _format_params({"alpha": 0.1, "beta": 1.0, "epsilon": None, "synonyms": None})
+        format_params({"alpha": 0.1, "beta": 1.0, "epsilon": None, "synonyms": None})
         == "alpha=0.1, beta=1.0"
     )
-    assert _format_params({"epsilon": None}) == "(none)"
+    assert format_params({"epsilon": None}) == "(none)"

@@ -71,10 +71,10 @@ def test_one_dimensional_input_is_refused():
 
 # --------------------------------------------------------------------------- the suite
 
-from analysis.stats import (
+from analysis.stats import (  # noqa: E402
     benjamini_hochberg,
     bootstrap_ci,
-    bootstrap_ci_batch,  # noqa: E402
+    bootstrap_ci_batch,
     bootstrap_ttest,
     bootstrap_ttest_batch,
     entity_f1,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
+from sweeps import ear_xnli
 from sweeps.cli import main
 from sweeps.cluster import validate_cluster_file
 from sweeps.resources import check_gpus_present, trial_resources
@@ -106,7 +107,7 @@ CASES = [
 def test_bad_setting_is_refused_naming_it(tracked, monkeypatch, capsys, argv, words):
     root, uri, _ = tracked
     monkeypatch.chdir(root)
-    assert main("ear_xnli", ["--preset", "smoke", "--tracking-uri", uri, *FAST, *argv]) == 2
+    assert main(ear_xnli, ["--preset", "smoke", "--tracking-uri", uri, *FAST, *argv]) == 2
     error = capsys.readouterr().err
     assert all(word in error for word in words), error
 
@@ -126,7 +127,7 @@ def test_bad_flag_is_refused_naming_it(tracked, monkeypatch, capsys, argv, words
     root, uri, _ = tracked
     monkeypatch.chdir(root)
     with pytest.raises(SystemExit) as exit_info:
-        main("ear_xnli", ["--tracking-uri", uri, *argv])
+        main(ear_xnli, ["--tracking-uri", uri, *argv])
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert all(word in error for word in words), error
@@ -138,7 +139,7 @@ def test_missing_and_corrupt_data_files_are_named(tracked, monkeypatch, capsys):
     missing = _bad_data_dir(root, corrupt=False)
     assert (
         main(
-            "ear_xnli",
+            ear_xnli,
             ["--tracking-uri", uri, "--data-dir", str(missing), *FAST, "--set", "target_langs=es"],
         )
         == 2
@@ -147,7 +148,7 @@ def test_missing_and_corrupt_data_files_are_named(tracked, monkeypatch, capsys):
     corrupt = _bad_data_dir(root, corrupt=True)
     assert (
         main(
-            "ear_xnli",
+            ear_xnli,
             ["--tracking-uri", uri, "--data-dir", str(corrupt), *FAST, "--set", "target_langs=es"],
         )
         == 2
@@ -174,7 +175,7 @@ def test_corrupt_synonym_table_is_named(tracked, monkeypatch, capsys, tmp_path):
     broken.write_text("{not json")
     assert (
         main(
-            "ear_xnli",
+            ear_xnli,
             [
                 "--tracking-uri",
                 uri,
@@ -208,7 +209,7 @@ def test_corrupt_synonym_table_is_named(tracked, monkeypatch, capsys, tmp_path):
 def test_bad_tracking_uri_is_refused(tracked, monkeypatch, capsys, make_uri, words):
     root, _, _ = tracked
     monkeypatch.chdir(root)
-    assert main("ear_xnli", ["--tracking-uri", make_uri(root), *FAST, "--set", "epochs=1"]) == 2
+    assert main(ear_xnli, ["--tracking-uri", make_uri(root), *FAST, "--set", "epochs=1"]) == 2
     error = capsys.readouterr().err
     assert all(word in error for word in words), error
 
@@ -222,7 +223,7 @@ def _corrupt_db(root: Path) -> Path:
 def test_resume_without_an_interrupted_sweep_is_refused(tracked, monkeypatch, capsys):
     root, uri, _ = tracked
     monkeypatch.chdir(root)
-    assert main("ear_xnli", ["--tracking-uri", uri, *FAST, "--resume"]) == 2
+    assert main(ear_xnli, ["--tracking-uri", uri, *FAST, "--resume"]) == 2
     assert "--resume" in capsys.readouterr().err
     assert not (root / "ray_results").exists()
 
@@ -242,7 +243,8 @@ def test_gpu_packing_without_gpus_is_refused():
             ["field max_workers", "many"],
         ),
         (
-            "cluster_name: x\nprovider: {type: aws, region: us-west-2}\nhead_node_type: nowhere\navailable_node_types: {cpu: {resources: {}, node_config: {}}}\n",
+            "cluster_name: x\nprovider: {type: aws, region: us-west-2}\nhead_node_type: nowhere\n"
+            "available_node_types: {cpu: {resources: {}, node_config: {}}}\n",
             ["head_node_type"],
         ),
         ("cluster_name: [unclosed\n", ["not valid YAML"]),

@@ -61,6 +61,7 @@ def test_trial_resources(cpus, k, cluster, expected):
     assert trial_resources(cpus, k, cluster) == expected
 
 
+@pytest.mark.slow
 def test_four_trials_per_gpu_never_more(tmp_path):
     import ray
     from ray import tune

@@ -1,8 +1,18 @@
-"""Bad settings are refused before any work, with the field, the value and what is allowed."""
+"""Bad settings are refused before any work, with the field, the value and what is allowed;
+every sweep script's experiment builds valid trials."""
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from xlt_core.config import TrialConfig, parse_assignments
+import sweeps
+from sweeps.cli import SETTABLE, apply_overrides, build_parser
+from sweeps.experiment import experiment_spec
+from sweeps.spaces import hyperparameter_names
+from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig, parse_assignments
 from xlt_core.errors import ConfigError
 from xlt_core.trial import check_resources
 
@@ -100,3 +110,90 @@ def test_parse_assignments():
     assert parse_assignments(["beta=0.1", " layer = 6 "]) == {"beta": "0.1", "layer": "6"}
     with pytest.raises(ConfigError, match="KEY=VALUE"):
         parse_assignments(["beta"])
+
+
+# Sweep scripts: each `sweeps/<name>.py` is its experiment's data; experiment_spec builds its
+# SweepSpec.
+
+SWEEP_SCRIPTS = (
+    "ear_xnli",
+    "ear_pawsx",
+    "robust_xnli",
+    "robust_pawsx",
+    "adjust_xnli",
+    "adjust_ner",
+    "adjust_qa",
+    "adjust_xsr",
+)
+# Smoke presets without synthetic data for their task: they need --data-dir.
+NEEDS_DATA_DIR = ("adjust_ner", "adjust_qa", "adjust_xsr")
+
+
+def test_the_sweep_scripts_are_the_files_that_run_an_experiment():
+    scripts = {
+        path.stem
+        for path in Path(sweeps.__file__).parent.glob("*.py")
+        if 'if __name__ == "__main__":\n    sys.exit(main(sys.modules[__name__]))'
+        in path.read_text()
+    }
+    assert scripts == set(SWEEP_SCRIPTS)
+
+
+@pytest.mark.parametrize("preset", ["smoke", "paper"])
+@pytest.mark.parametrize("with_data_dir", [False, True], ids=["own-data", "data-dir"])
+@pytest.mark.parametrize("script", SWEEP_SCRIPTS)
+def test_every_sweep_script_builds_valid_trials(script, preset, with_data_dir, tmp_path):
+    module = importlib.import_module(f"sweeps.{script}")
+    data_dir = str(tmp_path) if with_data_dir else None
+    if preset == "smoke" and not with_data_dir and script in NEEDS_DATA_DIR:
+        with pytest.raises(ConfigError, match="--data-dir"):
+            experiment_spec(module, preset, data_dir)
+        return
+    spec = experiment_spec(module, preset, data_dir)
+    assert (spec.experiment, spec.preset) == (script, preset)
+    assert spec.seeds and len(set(spec.seeds)) == len(spec.seeds)
+    assert spec.points[0] == {"method": "finetune"}  # the baseline, first
+    assert len({tuple(sorted(p.items())) for p in spec.points}) == len(spec.points)
+    if preset == "paper" and not with_data_dir:
+        # The counter-fitted neighbour table is not on the hub: the user gives its path.
+        spec = apply_overrides(spec, {"synonyms": "counterfitted_neighbors.json"})
+    for point in spec.points:
+        # A point names only its method, its adaptation and their hyperparameters.
+        assert set(point) - {"method", "adaptation"} <= set(hyperparameter_names(point))
+        for seed in spec.seeds:
+            config = TrialConfig.from_dict({**spec.base, **point, "seed": seed})
+            assert config.task == spec.base["task"]
+
+
+def test_set_refuses_an_unknown_setting_listing_what_it_accepts():
+    from sweeps import ear_xnli
+
+    with pytest.raises(ConfigError) as error:
+        apply_overrides(experiment_spec(ear_xnli, "smoke", None), {"foo": "1"})
+    message = str(error.value)
+    assert "foo" in message and "unknown setting" in message
+    accepted = message.split("--set accepts ")[1].split(", ")
+    assert set(accepted) == set(SETTABLE)
+    assert {"seeds", "cpus_per_trial", "log_models", "search_trials", "top_k"} <= set(accepted)
+    assert {"epochs", "beta", "adjust_epochs", "target_langs"} <= set(accepted)
+    assert not {"seed", "method", "adaptation"} & set(accepted)
+
+
+def test_set_help_lists_every_hyperparameter():
+    text = " ".join(build_parser("ear_xnli").format_help().split())
+    assert ", ".join(HYPERPARAMETER_NAMES) in text
+
+
+@pytest.mark.parametrize("script", SWEEP_SCRIPTS)
+def test_every_sweep_script_runs_from_the_repository_root(script):
+    completed = subprocess.run(
+        [sys.executable, f"sweeps/{script}.py", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert (
+        f"python sweeps/{script}.py" in completed.stdout and "--set KEY=VALUE" in completed.stdout
+    )

@@ -13,8 +13,8 @@ from xlt_core.objectives.ear import (
     embedding_push,
     masked_mean,
 )
-from xlt_core.objectives.finetune import FineTune, PairTrainingSet
-from xlt_core.tasks.pair_classification import EncodedPairs, pad_batch, rows
+from xlt_core.objectives.finetune import FineTune
+from xlt_core.tasks.pair_classification import EncodedPairs, PairTrainingSet, pad_batch, rows
 
 LAYERS = 4
 
@@ -30,8 +30,8 @@ def tiny_model() -> BertForSequenceClassification:
         num_labels=3,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
+        attn_implementation="eager",
     )
-    config._attn_implementation = "eager"
     return BertForSequenceClassification(config).eval()
 
 
@@ -143,7 +143,7 @@ def test_finetune_loss_is_cross_entropy():
     model = tiny_model()
     batch = PairTrainingSet(ORIGINALS, pad_id=0).batch([0, 1])
     with torch.no_grad():
-        loss, parts = FineTune(pad_id=0).loss(model, dict(batch))
+        loss, parts = FineTune().loss(model, dict(batch))
         logits = model(**{k: v for k, v in batch.items() if k != "labels"}).logits
     assert loss.item() == pytest.approx(hand_ce(logits, ORIGINALS.labels).item(), abs=1e-6)
     assert set(parts) == {"ce"}

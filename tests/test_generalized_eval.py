@@ -7,7 +7,6 @@ from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PairExample
 from xlt_core.data.loading import load_split
 from xlt_core.errors import DataError
-from xlt_core.evaluation import MIXED_LANGUAGE_SEED, evaluation_sets
 from xlt_core.models import load_model
 from xlt_core.tasks.pair_classification import (
     cross_lingual_pairs,
@@ -16,6 +15,7 @@ from xlt_core.tasks.pair_classification import (
     predict,
     score_predictions,
 )
+from xlt_core.tasks.pair_evaluation import MIXED_LANGUAGE_SEED, evaluation_sets
 
 CONFIG = {
     "target_langs": "es,de,ru",

@@ -2,9 +2,9 @@
 
 import pytest
 
-from sweeps import spaces
+from sweeps import ear_pawsx, ear_xnli, robust_pawsx, robust_xnli, spaces
 from sweeps.cli import apply_overrides
-from sweeps.presets import PRESETS
+from sweeps.experiment import experiment_spec
 from sweeps.trainable import _flat_params
 from xlt_core.config import METHOD_HYPERPARAMETERS, TrialConfig
 from xlt_core.errors import ConfigError
@@ -86,7 +86,7 @@ def test_labels_and_params_name_each_methods_own_hyperparameters():
 
 
 def test_robust_paper_grid_and_smoke_points():
-    points = PRESETS["robust_xnli"]("paper", None).points
+    points = experiment_spec(robust_xnli, "paper", None).points
     assert points[0] == spaces.BASELINE
     for method in ("adv", "rs_rp"):
         assert sorted(p["epsilon"] for p in points if p["method"] == method) == [
@@ -97,9 +97,11 @@ def test_robust_paper_grid_and_smoke_points():
         ]
     assert [p["m"] for p in points if p["method"] == "rs_da"] == [3]
     assert [
-        p["m"] for p in PRESETS["robust_pawsx"]("paper", None).points if p["method"] == "rs_da"
+        p["m"]
+        for p in experiment_spec(robust_pawsx, "paper", None).points
+        if p["method"] == "rs_da"
     ] == [10]
-    smoke = PRESETS["robust_xnli"]("smoke", None)
+    smoke = experiment_spec(robust_xnli, "smoke", None)
     assert [p["method"] for p in smoke.points] == ["finetune", "adv", "rs_rp", "rs_da"]
     assert smoke.significance_test == "bootstrap" and smoke.seeds == [0, 1]
     assert smoke.base["generalized_pairs"] and smoke.base["mixed_language"]
@@ -107,7 +109,7 @@ def test_robust_paper_grid_and_smoke_points():
 
 def test_set_overrides_reach_the_points_whose_method_has_the_setting():
     spec = apply_overrides(
-        PRESETS["robust_xnli"]("smoke", None),
+        experiment_spec(robust_xnli, "smoke", None),
         {"epsilon": "0.1", "rs_da_variant": "keep_originals", "m": "3"},
     )
     by_method = {p["method"]: p for p in spec.points}
@@ -115,10 +117,10 @@ def test_set_overrides_reach_the_points_whose_method_has_the_setting():
     assert by_method["rs_da"] == {"method": "rs_da", "m": 3, "rs_da_variant": "keep_originals"}
     assert by_method["finetune"] == {"method": "finetune"}
     # m is EAR's too: EAR points that did not list it now carry it.
-    ear = apply_overrides(PRESETS["ear_xnli"]("smoke", None), {"m": "3"})
+    ear = apply_overrides(experiment_spec(ear_xnli, "smoke", None), {"m": "3"})
     assert all(p.get("m") == 3 for p in ear.points if p["method"] == "ear")
     with pytest.raises(ConfigError, match="belongs to adv, rs_rp"):
-        apply_overrides(PRESETS["ear_xnli"]("smoke", None), {"epsilon": "0.1"})
+        apply_overrides(experiment_spec(ear_xnli, "smoke", None), {"epsilon": "0.1"})
 
 
 EAR_GRID = (
@@ -129,19 +131,19 @@ EAR_GRID = (
 )
 
 
-@pytest.mark.parametrize("script", ["ear_xnli", "ear_pawsx"])
+@pytest.mark.parametrize("script", [ear_xnli, ear_pawsx], ids=["ear_xnli", "ear_pawsx"])
 def test_paper_presets_hold_the_whole_ear_grid(script):
-    points = PRESETS[script]("paper", None).points
+    points = experiment_spec(script, "paper", None).points
     ear = {(p["alpha"], p["beta"], p["layer"]) for p in points if p["method"] == "ear"}
     assert ear == set(EAR_GRID) and len(ear) == 17
-    if script == "ear_pawsx":
+    if script is ear_pawsx:
         assert {p["m"] for p in points if p["method"] == "ear"} == {10}
 
 
 @pytest.mark.parametrize("alpha, beta, layer", EAR_GRID)
 def test_every_ear_grid_point_is_reachable_from_the_smoke_preset_with_set(alpha, beta, layer):
     spec = apply_overrides(
-        PRESETS["ear_xnli"]("smoke", None),
+        experiment_spec(ear_xnli, "smoke", None),
         {"alpha": str(alpha), "beta": str(beta), "layer": str(layer)},
     )
     assert [p for p in spec.points if p["method"] == "ear"] == [

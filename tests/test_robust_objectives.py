@@ -12,10 +12,9 @@ from xlt_core.data.examples import PairExample
 from xlt_core.data.synonyms import augment_pair
 from xlt_core.objectives import build_objective
 from xlt_core.objectives.adversarial import Adversarial
-from xlt_core.objectives.finetune import PairTrainingSet
 from xlt_core.objectives.perturbation import forward_embedded, word_embeddings
 from xlt_core.objectives.smoothing import RandomPerturbation, SynonymAugmentation
-from xlt_core.tasks.pair_classification import EncodedPairs
+from xlt_core.tasks.pair_classification import EncodedPairs, PairTrainingSet
 
 # Rows of different lengths, so that the batch has padding.
 ENCODED = EncodedPairs(
@@ -36,8 +35,8 @@ def tiny_model(seed=0) -> BertForSequenceClassification:
         num_labels=3,
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
+        attn_implementation="eager",
     )
-    config._attn_implementation = "eager"
     return BertForSequenceClassification(config).eval()
 
 
@@ -74,8 +73,8 @@ def test_inputs_embeds_path_is_the_word_embedding_before_position_and_type():
 def test_adv_perturbation_stays_in_the_ball_and_does_not_lower_the_loss(epsilon, steps, scale):
     for seed in range(3):
         model, b = tiny_model(seed), batch()
-        objective = Adversarial(epsilon, steps, scale, pad_id=0)
-        delta, clean_ce = objective.perturbation(model, b, b["labels"])
+        objective = Adversarial(epsilon, steps, scale)
+        delta, clean_ce = objective.perturbation(model, b)
         assert delta.abs().max().item() <= epsilon * (1 + 1e-6)
         padding = b["attention_mask"] == 0
         assert padding.any() and delta[padding].abs().max().item() == 0.0
@@ -90,8 +89,8 @@ def test_adv_perturbation_stays_in_the_ball_and_does_not_lower_the_loss(epsilon,
 
 def test_adv_loss_is_cross_entropy_on_the_perturbed_input_and_trains_the_embeddings():
     model, b = tiny_model(), batch()
-    objective = Adversarial(0.01, 2, 0.5, pad_id=0)
-    delta, _ = objective.perturbation(model, b, b["labels"])
+    objective = Adversarial(0.01, 2, 0.5)
+    delta, _ = objective.perturbation(model, b)
     loss, parts = objective.loss(model, dict(b))
     _, perturbed = clean_and_perturbed_ce(model, b, delta)
     assert loss.item() == pytest.approx(perturbed, abs=1e-6)
@@ -104,17 +103,15 @@ def test_rs_rp_noise_is_uniform_in_the_ball_and_differs_between_steps_and_seeds(
     model, b = tiny_model(), batch()
     embeddings = word_embeddings(model, b).detach()
     padding = b["attention_mask"] == 0
-    first_seed = RandomPerturbation(0.1, seed=1, pad_id=0)
+    first_seed = RandomPerturbation(0.1, seed=1)
     step1, step2 = first_seed.noise(embeddings, b), first_seed.noise(embeddings, b)
     for noise in (step1, step2):
         assert noise.abs().max().item() <= 0.1
         assert noise[padding].abs().max().item() == 0.0
     assert not torch.equal(step1, step2)
-    other_seed = RandomPerturbation(0.1, seed=2, pad_id=0).noise(embeddings, b)
+    other_seed = RandomPerturbation(0.1, seed=2).noise(embeddings, b)
     assert not torch.equal(step1, other_seed)
-    assert torch.equal(
-        RandomPerturbation(0.1, seed=1, pad_id=0).noise(embeddings, b), step1
-    )  # reproducible
+    assert torch.equal(RandomPerturbation(0.1, seed=1).noise(embeddings, b), step1)  # reproducible
     real = step1[~padding]
     # Uniform on [-0.1, 0.1]: mean 0, std 0.1 / sqrt(3), both tails reached.
     assert real.mean().item() == pytest.approx(0.0, abs=0.01)
@@ -124,9 +121,9 @@ def test_rs_rp_noise_is_uniform_in_the_ball_and_differs_between_steps_and_seeds(
 
 def test_rs_rp_loss_is_cross_entropy_on_the_noisy_input():
     model, b = tiny_model(), batch()
-    objective = RandomPerturbation(0.05, seed=3, pad_id=0)
+    objective = RandomPerturbation(0.05, seed=3)
     loss, parts = objective.loss(model, dict(b))
-    noise = RandomPerturbation(0.05, seed=3, pad_id=0).noise(word_embeddings(model, b), b)
+    noise = RandomPerturbation(0.05, seed=3).noise(word_embeddings(model, b), b)
     _, noisy = clean_and_perturbed_ce(model, b, noise)
     assert loss.item() == pytest.approx(noisy, abs=1e-6)
     assert set(parts) == {"ce"}
@@ -142,7 +139,7 @@ EXAMPLES = [
 @pytest.mark.parametrize("keep_originals", [False, True])
 def test_rs_da_yields_m_copies_per_example_for_both_variants(keep_originals):
     m = 3
-    objective = SynonymAugmentation(m, keep_originals, TABLE, pad_id=0)
+    objective = SynonymAugmentation(m, keep_originals, TABLE)
     produced = objective.training_examples(EXAMPLES, seed=7)
     rng = random.Random(7)
     expected_copies = [

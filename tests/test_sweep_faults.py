@@ -1,31 +1,45 @@
 """Faults a real sweep meets, on one machine: a worker node of a multi-node Ray cluster dies
 mid-sweep; a trial's loss becomes NaN; the MLflow tracking server (a real `mlflow server`
-process over HTTP) goes away while trials finish and comes back."""
+process over HTTP) goes away while trials finish and comes back. And what counts as the
+tracking server not answering (waited for) as opposed to any other error (raised at once)."""
 
 import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
 
+import pytest
 import requests
+from mlflow.exceptions import MlflowException
+from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, TEMPORARILY_UNAVAILABLE
 from mlflow.tracking import MlflowClient
-from sweep_helpers import ONE_EAR, TINY, child_runs, start_script, wait_for
+from sweep_helpers import (
+    ONE_EAR,
+    SCRIPT,
+    TINY,
+    child_runs,
+    parent_runs,
+    run_command,
+    smoke_spec,
+    start_script,
+    wait_for,
+)
 
-from sweeps.cli import apply_overrides, resolve_paths
-from sweeps.presets import PRESETS
+from sweeps import tracking
 from sweeps.runner import SweepOptions, check_sweep, run_sweep
-from xlt_core.config import parse_assignments
 
 
 def _settings(argv: list[str]) -> list[str]:
     return [value for flag, value in zip(argv[::2], argv[1::2]) if flag == "--set"]
 
 
+@pytest.mark.slow
 def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatch):
     """Trials on a killed node restart on the other from their checkpoints, reusing their runs;
     a NaN loss fails only its own trial, with the reason on its run."""
@@ -42,8 +56,7 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
         "max_train_examples=600",
         "evals_per_epoch=3",
     ]
-    spec = PRESETS["ear_xnli"]("smoke", None)
-    spec = resolve_paths(apply_overrides(spec, parse_assignments(overrides)))
+    spec = smoke_spec("ear_xnli", overrides)
     spec.points = [
         *spec.points,
         {"method": "finetune", "learning_rate": 1e30},
@@ -176,13 +189,15 @@ def _trial_results(workdir: Path) -> list[dict]:
     return last
 
 
+@pytest.mark.slow
 def test_tracking_server_outage_loses_no_finished_trial(tmp_path):
     port = _free_port()
     server = _start_mlflow_server(tmp_path, port)
     uri = f"http://127.0.0.1:{port}"
     workdir = tmp_path / "work"
     workdir.mkdir()
-    # No MLflow-level retries: the sweep's own fallback (results in the Ray checkpoint) is what is tested.
+    # No MLflow-level retries: the sweep's own fallback (results in the Ray checkpoint) is
+    # what is tested.
     env = {
         **os.environ,
         "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0",
@@ -202,30 +217,21 @@ def test_tracking_server_outage_loses_no_finished_trial(tmp_path):
         "max_train_examples=600",
         env=env,
     )
+
+    def training():
+        runs = child_runs(uri)
+        return sum(r.info.status == "RUNNING" and "train/loss" in r.data.metrics for r in runs)
+
+    def unlogged():
+        results = _trial_results(workdir)
+        return sum(
+            bool(r.get("trial_complete")) and r.get("mlflow_logged") is False for r in results
+        )
+
     try:
-        both_training = lambda: (
-            len(
-                [
-                    r
-                    for r in child_runs(uri)
-                    if r.info.status == "RUNNING" and "train/loss" in r.data.metrics
-                ]
-            )
-            == 2
-        )
-        wait_for(both_training, 300, "both trials to report a curve point")
+        wait_for(lambda: training() == 2, 300, "both trials to report a curve point")
         _stop(server)
-        unlogged = lambda: (
-            len(
-                [
-                    r
-                    for r in _trial_results(workdir)
-                    if r.get("trial_complete") and r.get("mlflow_logged") is False
-                ]
-            )
-            == 2
-        )
-        wait_for(unlogged, 300, "both trials to finish while the server is down")
+        wait_for(lambda: unlogged() == 2, 300, "both trials to finish while the server is down")
         server = _start_mlflow_server(tmp_path, port)
         assert driver.wait(timeout=300) == 0, (workdir / "driver.log").read_text()[-3000:]
     finally:
@@ -247,3 +253,140 @@ def test_tracking_server_outage_loses_no_finished_trial(tmp_path):
         )
     log = (workdir / "driver.log").read_text()
     assert "from its Ray checkpoint" in log and "Selected configuration" in log
+
+
+@pytest.mark.slow
+def test_ctrl_c_exits_130_and_resume_finishes_the_sweep(tmp_path):
+    """Ctrl-C: Tune saves its state and returns with trials unfinished, the driver closes the
+    parent run as KILLED and exits 130; `--resume` continues the same runs to the report."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {"RAY_TMPDIR": tempfile.mkdtemp(prefix="xr", dir="/tmp")}
+    args = [
+        *TINY,
+        *ONE_EAR,
+        "--set",
+        "seeds=0",
+        "--set",
+        "epochs=3",
+        "--set",
+        "max_train_examples=600",
+    ]
+    driver = start_script(tmp_path, "--tracking-uri", uri, *args, env={**os.environ, **env})
+    try:
+        wait_for(
+            lambda: any("train/loss" in run.data.metrics for run in child_runs(uri)),
+            300,
+            "a trial to report a curve point",
+        )
+        os.kill(driver.pid, signal.SIGINT)  # the driver alone, as a terminal's Ctrl-C would
+        assert driver.wait(timeout=180) == 130, (tmp_path / "driver.log").read_text()[-3000:]
+    finally:
+        _stop(driver)
+    assert "run the same command with --resume" in (tmp_path / "driver.log").read_text()
+    (parent,) = parent_runs(uri)
+    assert parent.info.status == "KILLED"
+    interrupted = {run.info.run_id for run in child_runs(uri)}
+
+    resumed = run_command(
+        [str(SCRIPT), "--tracking-uri", uri, *args, "--resume"], tmp_path, env=env
+    )
+    assert "Resuming sweep" in resumed.stdout and "Selected configuration" in resumed.stdout
+    runs = child_runs(uri)
+    assert len(runs) == 2 and all(run.info.status == "FINISHED" for run in runs)
+    assert interrupted <= {run.info.run_id for run in runs}  # the same runs, continued
+    (parent,) = parent_runs(uri)
+    assert parent.info.status == "FINISHED"
+
+
+class _Flaky:
+    """An action that raises `error` the first `failures` times, then returns "done"."""
+
+    def __init__(self, error: BaseException, failures: int):
+        self.error, self.failures, self.calls = error, failures, 0
+
+    def __call__(self):
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.error
+        return "done"
+
+
+def _no_sleep(monkeypatch) -> list[float]:
+    waits = []
+    monkeypatch.setattr(tracking.time, "sleep", waits.append)
+    return waits
+
+
+def test_with_retries_raises_a_disk_error_at_once(monkeypatch):
+    waits = _no_sleep(monkeypatch)
+    action = _Flaky(PermissionError(13, "Permission denied", "mlartifacts/x/model.bin"), 1)
+    with pytest.raises(PermissionError):
+        tracking.with_retries(action, deadline_s=600, what="trial results")
+    assert action.calls == 1 and waits == []
+
+
+def test_with_retries_waits_for_a_server_that_does_not_answer(monkeypatch):
+    waits = _no_sleep(monkeypatch)
+    action = _Flaky(requests.exceptions.ConnectionError("connection refused"), 3)
+    assert tracking.with_retries(action, deadline_s=600, what="trial results") == "done"
+    assert action.calls == 4 and waits == [1.0, 2.0, 4.0]  # exponential backoff
+
+
+def test_with_retries_gives_up_at_the_deadline(monkeypatch):
+    _no_sleep(monkeypatch)
+    action = _Flaky(requests.exceptions.Timeout("no answer"), 100)
+    with pytest.raises(requests.exceptions.Timeout):
+        tracking.with_retries(action, deadline_s=0.5, what="report")
+    assert action.calls == 1
+
+
+def _wrapped(cause: BaseException, error: MlflowException) -> MlflowException:
+    """`error` raised while handling `cause`, as MLflow raises its wrappers."""
+    try:
+        try:
+            raise cause
+        except type(cause):
+            raise error
+    except MlflowException as raised:
+        return raised
+
+
+def test_what_counts_as_the_tracking_server_not_answering(monkeypatch):
+    import sqlalchemy.exc
+
+    # MlflowClient against a port nobody listens on: the real wrapped connection error.
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # closed again before the request
+    with pytest.raises(MlflowException) as down:
+        MlflowClient(f"http://127.0.0.1:{port}").get_run("0" * 32)
+    assert tracking.is_tracking_outage(down.value)
+
+    def sql_error(message: str) -> MlflowException:
+        # MLflow's SQL store wraps sqlalchemy's OperationalError, which wraps sqlite3's.
+        try:
+            try:
+                raise sqlite3.OperationalError(message)
+            except sqlite3.OperationalError as dbapi:
+                raise sqlalchemy.exc.OperationalError("UPDATE runs", {}, dbapi) from dbapi
+        except sqlalchemy.exc.OperationalError as wrapped:
+            try:
+                raise MlflowException(str(wrapped), error_code=TEMPORARILY_UNAVAILABLE) from wrapped
+            except MlflowException as raised:
+                return raised
+
+    assert tracking.is_tracking_outage(sql_error("database is locked"))
+    assert not tracking.is_tracking_outage(sql_error("disk I/O error"))
+    assert tracking.is_tracking_outage(
+        MlflowException("503 from the server", error_code=TEMPORARILY_UNAVAILABLE)
+    )
+    # The server answered and refused: waiting does not help.
+    assert not tracking.is_tracking_outage(
+        MlflowException("Run '0' not found", error_code=RESOURCE_DOES_NOT_EXIST)
+    )
+    assert not tracking.is_tracking_outage(
+        _wrapped(PermissionError(13, "Permission denied"), MlflowException("could not log"))
+    )
+    assert not tracking.is_tracking_outage(OSError(28, "No space left on device"))
+    assert not tracking.is_tracking_outage(KeyError("dev/en/accuracy"))

@@ -8,6 +8,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 from sweep_helpers import run_smoke_sweep
 
+pytestmark = pytest.mark.slow
 FAST = [
     "--set",
     "epochs=1",

@@ -15,9 +15,37 @@ from pathlib import Path
 import optuna
 import pytest
 from mlflow.tracking import MlflowClient
-from sweep_helpers import SCRIPT, TINY, child_runs, kill_driver, parent_runs, start_script, wait_for
+from sweep_helpers import (
+    SCRIPT,
+    TINY,
+    child_runs,
+    kill_driver,
+    parent_runs,
+    smoke_spec,
+    start_script,
+    wait_for,
+)
 
 from analysis.collect import collect_trials
+from sweeps import search
+from xlt_core.errors import ConfigError
+
+
+def test_search_takes_training_objectives_and_their_baseline():
+    spec = smoke_spec("ear_xnli", ["tiny_layers=2", "layer=2"])
+    assert search.baseline_points(spec) == [{"method": "finetune"}]
+    ranges = search.search_ranges(spec)
+    assert list(ranges) == ["ear"] and ranges["ear"]["layer"] == ("choice", (2,))
+    for point in search.starting_points(spec, ranges):  # the names DefineByRun samples
+        assert set(point) == {"point/method", *(f"point/{name}" for name in ranges["ear"])}
+
+
+def test_search_refuses_a_sweep_with_an_adaptation():
+    spec = smoke_spec("adjust_xnli", [])
+    # The adjusted points train with method finetune too: only the plain one is the baseline.
+    assert search.baseline_points(spec) == [{"method": "finetune"}]
+    with pytest.raises(ConfigError, match="adaptation adjusted"):
+        search.search_ranges(spec)
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +97,7 @@ def searched(tmp_path_factory):
     return workdir, uri, before
 
 
+@pytest.mark.slow
 def test_resume_keeps_finished_trials_and_duplicates_no_run(searched):
     _, uri, before = searched
     runs = {r.info.run_id: r for r in child_runs(uri)}
@@ -80,6 +109,7 @@ def test_resume_keeps_finished_trials_and_duplicates_no_run(searched):
     assert len(parent_runs(uri)) == 1
 
 
+@pytest.mark.slow
 def test_phase_one_samples_with_one_seed_and_phase_two_reruns_top_k_and_baseline(searched):
     _, uri, _ = searched
     runs = child_runs(uri)
@@ -100,6 +130,7 @@ def test_phase_one_samples_with_one_seed_and_phase_two_reruns_top_k_and_baseline
     assert {r.data.params["method"] for r in final} == {"finetune", "ear"}
 
 
+@pytest.mark.slow
 def test_report_is_built_from_phase_two_only(searched, tmp_path):
     _, uri, _ = searched
     (parent,) = parent_runs(uri)
@@ -127,6 +158,7 @@ def test_report_is_built_from_phase_two_only(searched, tmp_path):
     assert selected["run_ids"] and set(selected["run_ids"]) <= final_ids
 
 
+@pytest.mark.slow
 def test_optuna_study_is_stored_for_the_dashboard(searched):
     workdir, uri, _ = searched
     (parent,) = parent_runs(uri)

@@ -40,6 +40,7 @@ def sweep(tmp_path_factory):
     return workdir, uri, completed
 
 
+@pytest.mark.slow
 def test_sweep_tracks_parent_and_paired_child_runs(sweep):
     _, uri, _ = sweep
     client = MlflowClient(uri)
@@ -74,6 +75,7 @@ def test_sweep_tracks_parent_and_paired_child_runs(sweep):
     )
 
 
+@pytest.mark.slow
 def test_per_example_scores_match_the_logged_accuracy(sweep, tmp_path):
     _, uri, _ = sweep
     client = MlflowClient(uri)
@@ -89,6 +91,7 @@ def test_per_example_scores_match_the_logged_accuracy(sweep, tmp_path):
     assert sum(payload["scores"]) / 100 == pytest.approx(child.data.metrics["test/de/accuracy"])
 
 
+@pytest.mark.slow
 def test_parent_run_holds_the_report_and_the_selection(sweep, tmp_path):
     _, uri, completed = sweep
     client = MlflowClient(uri)

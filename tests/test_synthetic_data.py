@@ -27,7 +27,9 @@ FINGERPRINT_SCRIPT = """
 import hashlib
 from xlt_core.data.synthetic import SYNTHETIC_LANGUAGES, synthetic_xnli
 parts = [repr(synthetic_xnli("train", "en"))]
-parts += [repr(synthetic_xnli(split, lang)) for split in ("dev", "test") for lang in SYNTHETIC_LANGUAGES]
+parts += [
+    repr(synthetic_xnli(split, lang)) for split in ("dev", "test") for lang in SYNTHETIC_LANGUAGES
+]
 print(hashlib.sha256("".join(parts).encode()).hexdigest())
 """
 

@@ -1,4 +1,7 @@
-"""Run one trial alone, without Ray or MLflow: `python -m xlt_core --set method=ear --set seed=1`."""
+"""Run one trial alone, without Ray or MLflow: `python -m xlt_core --set method=ear --set seed=1`.
+
+Exit status 2 (within seconds, nothing trained) for a bad setting or data file.
+"""
 
 from __future__ import annotations
 

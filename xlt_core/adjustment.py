@@ -1,6 +1,6 @@
 """The cross-lingual adjustment stage (Eq. 1) and its use by a trial.
 
-Before a trial of method `adjusted` or `adjusted_continual` fine-tunes, its encoder is
+Before a trial with adaptation `adjusted` or `adjusted_continual` trains, its encoder is
 adjusted on word-aligned parallel data: linked target-language word vectors are pulled
 onto their English counterparts while a regulariser keeps English vectors near those of
 a frozen copy of the original encoder (`objectives/alignment.py` has the losses).
@@ -43,7 +43,6 @@ from xlt_core.objectives.alignment import (
     make_batch,
 )
 
-ADJUSTED_METHODS = ("adjusted", "adjusted_continual")
 HELD_OUT_SHARE, HELD_OUT_MAX = 0.1, 200
 WARMUP_RATIO = 0.1
 
@@ -55,12 +54,13 @@ def parallel_targets(config: TrialConfig) -> list[str]:
 
 
 def check_parallel(config: TrialConfig) -> None:
-    """Refuse an adjusted method without parallel data for any target language (cheap)."""
-    if config.method in ADJUSTED_METHODS and not parallel_targets(config):
+    """Refuse an adaptation without parallel data for any target language (cheap)."""
+    if config.adjusted and not parallel_targets(config):
         raise ConfigError(
             "parallel_data",
             config.parallel_data,
-            f"parallel {config.source_lang}-X data for at least one of target_langs={','.join(config.target_langs)}",
+            f"parallel {config.source_lang}-X data for at least one of "
+            f"target_langs={','.join(config.target_langs)}",
         )
 
 
@@ -152,10 +152,10 @@ def adjust(
 
 
 def prepare_method(config: TrialConfig, model, tokenizer, objective, device: torch.device):
-    """For the adjusted methods: load (or compute and cache) the adjusted encoder into
+    """For the adaptations: load (or compute and cache) the adjusted encoder into
     `model.base_model`, and for `adjusted_continual` wrap the objective with Eq. 2.
-    Returns (objective, metrics of the adjustment); other methods pass through."""
-    if config.method not in ADJUSTED_METHODS:
+    Returns (objective, metrics of the adjustment); adaptation `none` passes through."""
+    if not config.adjusted:
         return objective, {}
     pairs, held_out = split_pairs(config, tokenizer)
     original = copy.deepcopy(model.base_model).eval()
@@ -164,7 +164,7 @@ def prepare_method(config: TrialConfig, model, tokenizer, objective, device: tor
     metrics = _adjusted_encoder(
         config, model.base_model, original, pairs, held_out, tokenizer, device
     )
-    if config.method == "adjusted_continual":
+    if config.adaptation == "adjusted_continual":
         objective = ContinualAlignment(
             objective,
             pairs,

@@ -12,28 +12,46 @@ import dataclasses
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from xlt_core.errors import ConfigError, require_one_of
 
 TASKS = ("xnli", "pawsx", "ner", "qa", "xsr")
-METHODS = ("finetune", "ear", "adv", "rs_rp", "rs_da", "adjusted", "adjusted_continual")
 DATA_SOURCES = ("synthetic", "local", "hub")
 TINY_MODEL = "tiny"
 
-# The hyperparameters each method has (what its sweeps vary besides the seed).
-_ADJUSTMENT = ("adjust_epochs", "adjust_learning_rate", "adjust_reg_weight")
+# `method` names the training objective; the hyperparameters each objective has (what its
+# sweeps vary besides the seed). Each objective is a module of `xlt_core/objectives`,
+# registered there by the same name.
 METHOD_HYPERPARAMETERS = {
     "finetune": (),
     "ear": ("alpha", "beta", "layer", "m"),
     "adv": ("epsilon", "adv_steps", "adv_step_scale"),
     "rs_rp": ("epsilon",),
     "rs_da": ("m", "rs_da_variant"),
+}
+METHODS = tuple(METHOD_HYPERPARAMETERS)
+# `adaptation` says what happens to the encoder: nothing, the cross-lingual adjustment stage
+# before training (Eq. 1), or adjustment and continual alignment during training (Eq. 2).
+_ADJUSTMENT = ("adjust_epochs", "adjust_learning_rate", "adjust_reg_weight")
+ADAPTATION_HYPERPARAMETERS = {
+    "none": (),
     "adjusted": _ADJUSTMENT,
     "adjusted_continual": (*_ADJUSTMENT, "continual_alpha", "continual_reg_weight"),
 }
+ADAPTATIONS = tuple(ADAPTATION_HYPERPARAMETERS)
+# Every setting that is some method's or adaptation's hyperparameter.
+HYPERPARAMETER_NAMES = tuple(
+    sorted(
+        {
+            n
+            for names in (*METHOD_HYPERPARAMETERS.values(), *ADAPTATION_HYPERPARAMETERS.values())
+            for n in names
+        }
+    )
+)
 # RS-DA as released trains on the m copies only; EAR-style keeps each original too.
 RS_DA_VARIANTS = ("released", "keep_originals")
 # The methods that draw synonym copies from a neighbour table.
@@ -49,7 +67,8 @@ class TrialConfig:
     """Everything one trial (train + evaluate) needs. Defaults are the offline smoke values."""
 
     task: str = "xnli"
-    method: str = "finetune"
+    method: str = "finetune"  # the training objective (METHOD_HYPERPARAMETERS)
+    adaptation: str = "none"  # what happens to the encoder (ADAPTATION_HYPERPARAMETERS)
     # "tiny" builds a small BERT and trains a WordPiece tokenizer on the training text;
     # anything else is a hub id or a local directory for `from_pretrained`.
     model: str = TINY_MODEL
@@ -122,12 +141,10 @@ class TrialConfig:
     # Where probing histograms go (`probing.py`); None: no probing.
     probing_dir: str | None = None
 
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> "TrialConfig":
         """Build and validate a config; unknown keys and bad values raise ConfigError."""
-        known = {f.name for f in dataclasses.fields(cls) if f.name != "extra"}
+        known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(
@@ -142,23 +159,24 @@ class TrialConfig:
 
     def to_dict(self) -> dict[str, Any]:
         values = dataclasses.asdict(self)
-        values.pop("extra")
         values["target_langs"] = list(self.target_langs)
         return values
 
+    def hyperparameter_names(self) -> tuple[str, ...]:
+        """This trial's hyperparameters: its method's, then its adaptation's."""
+        return METHOD_HYPERPARAMETERS[self.method] + ADAPTATION_HYPERPARAMETERS[self.adaptation]
+
     def hyperparameters(self) -> dict[str, Any]:
-        """The method's hyperparameters (what a sweep varies besides the seed)."""
-        return {
-            "method": self.method,
-            **{name: getattr(self, name) for name in METHOD_HYPERPARAMETERS[self.method]},
-        }
+        """Method, adaptation and their hyperparameters (what a sweep varies besides the seed)."""
+        values = {name: getattr(self, name) for name in self.hyperparameter_names()}
+        return {"method": self.method, "adaptation": self.adaptation, **values}
 
     def selection_metric(self) -> str:
-        """The final metric that model and configuration selection rank by: English dev
-        (the zero-shot protocol never selects on test), or all dev queries for retrieval."""
-        return {"ner": "dev/en/f1", "qa": "dev/en/f1", "xsr": "dev/pooled/mrr"}.get(
-            self.task, f"dev/{self.source_lang}/accuracy"
-        )
+        """The final metric that model and configuration selection rank by (the task's
+        source-language dev metric: the zero-shot protocol never selects on test)."""
+        from xlt_core.tasks import TASKS  # the tasks import this module
+
+        return TASKS[self.task].selection_metric(self)
 
     def config_key(self) -> str:
         """A hash of every setting except the seed: runs that differ only by seed share it."""
@@ -166,10 +184,19 @@ class TrialConfig:
         return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
 
     def config_label(self) -> str:
-        """A short readable name for reports, e.g. `ear alpha=1 beta=0.1 layer=6 m=1`."""
+        """A short readable name for reports: `ear alpha=1 beta=0.1 layer=6 m=1`, or with an
+        adaptation `finetune adjusted adjust_epochs=1 adjust_learning_rate=5e-05 ...`."""
         params = self.hyperparameters()
-        method = params.pop("method")
-        return " ".join([method] + [f"{k}={_short(v)}" for k, v in params.items()])
+        words = [params.pop("method")]
+        if params["adaptation"] != "none":
+            words.append(params["adaptation"])
+        params.pop("adaptation")
+        return " ".join(words + [f"{k}={_short(v)}" for k, v in params.items()])
+
+    @property
+    def adjusted(self) -> bool:
+        """The encoder goes through the adjustment stage before training."""
+        return self.adaptation != "none"
 
     @property
     def uses_synonyms(self) -> bool:
@@ -179,6 +206,7 @@ class TrialConfig:
         """Check every value on its own (no file system access)."""
         require_one_of("task", self.task, TASKS)
         require_one_of("method", self.method, METHODS)
+        require_one_of("adaptation", self.adaptation, ADAPTATIONS)
         require_one_of("data_source", self.data_source, DATA_SOURCES)
         if self.data_source == "local" and not self.data_dir:
             raise ConfigError(
@@ -197,7 +225,8 @@ class TrialConfig:
             raise ConfigError(
                 "synonyms",
                 self.synonyms,
-                f"a path to a JSON neighbour table such as counterfitted_neighbors.json (method={self.method} on hub data needs one)",
+                "a path to a JSON neighbour table such as counterfitted_neighbors.json "
+                f"(method={self.method} on hub data needs one)",
             )
         _at_least("alpha", self.alpha, 0.0)
         _at_least("beta", self.beta, 0.0)
@@ -224,27 +253,22 @@ class TrialConfig:
             raise ConfigError(
                 "layer",
                 self.layer,
-                f"a layer between 1 and {self.tiny_layers} (the tiny model has tiny_layers={self.tiny_layers})",
+                f"a layer between 1 and {self.tiny_layers} "
+                f"(the tiny model has tiny_layers={self.tiny_layers})",
             )
-        if self.method in ("adjusted", "adjusted_continual") and not self.parallel_data:
+        if self.adjusted and not self.parallel_data:
             raise ConfigError(
                 "parallel_data",
                 self.parallel_data,
-                f"'synthetic', a directory of line-aligned files or 'hub:<dataset id>' (method={self.method} needs parallel data)",
-            )
-        if self.task == "xsr" and self.method == "adjusted_continual":
-            # Eq. 2 adds the alignment loss to a task loss; retrieval evaluates the encoder
-            # without fine-tuning, so there is no task loss to add it to.
-            raise ConfigError(
-                "method",
-                self.method,
-                "finetune (the original encoder) or adjusted for task=xsr, which has no fine-tuning",
+                "'synthetic', a directory of line-aligned files or 'hub:<dataset id>' "
+                f"(adaptation={self.adaptation} needs parallel data)",
             )
         if self.task == "xsr" and self.model == TINY_MODEL and not self.parallel_data:
             raise ConfigError(
                 "parallel_data",
                 self.parallel_data,
-                "parallel data for task=xsr with the tiny model (its tokenizer is trained on the parallel text)",
+                "parallel data for task=xsr with the tiny model "
+                "(its tokenizer is trained on the parallel text)",
             )
         _at_least("parallel_max_sentences", self.parallel_max_sentences, 10)
         _positive("adjust_epochs", self.adjust_epochs)
@@ -289,6 +313,7 @@ class TrialConfig:
 _INT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type in ("int", "int | None")}
 _FLOAT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "float"}
 _BOOL_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "bool"}
+_OPTIONAL_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if "None" in str(f.type)}
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
@@ -299,7 +324,8 @@ def coerce_setting(name: str, value: Any) -> Any:
         if isinstance(value, str):
             value = [lang.strip() for lang in value.split(",") if lang.strip()]
         return tuple(value)
-    if value is None or (isinstance(value, str) and value.lower() == "none"):
+    optional = name in _OPTIONAL_FIELDS
+    if value is None or (optional and isinstance(value, str) and value.lower() == "none"):
         return None
     if name in _BOOL_FIELDS:
         text = str(value).lower()

@@ -65,8 +65,8 @@ def load_model(
             intermediate_size=4 * config.tiny_hidden_size,
             max_position_embeddings=max(512, config.max_seq_length),
             num_labels=num_labels,
+            attn_implementation="eager",
         )
-        model_config._attn_implementation = "eager"
         return tiny_class(model_config), tokenizer
     tokenizer = AutoTokenizer.from_pretrained(config.model)
     model = auto_class.from_pretrained(

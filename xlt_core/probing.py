@@ -20,25 +20,26 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from xlt_core.adjustment import ADJUSTED_METHODS, prepare_method, split_pairs
+from xlt_core.adjustment import prepare_method, split_pairs
 from xlt_core.config import TrialConfig
 from xlt_core.data.alignment import AlignedPairs
 from xlt_core.objectives.alignment import encode_words, make_batch
 
-# A trial's model after fine-tuning, named by method (the states before it are `original`,
-# `adjusted`); any other method (EAR, ...) fine-tunes the original model: `finetuned`.
+# A trial's model after training, named by its adaptation (the states before it are
+# `original`, `adjusted`): whatever the objective, training the original model gives `finetuned`.
 _TRAINED_STATES = {"adjusted": "adjusted_finetuned", "adjusted_continual": "adjusted_continual"}
 
 
-def trained_state(method: str) -> str:
-    return _TRAINED_STATES.get(method, "finetuned")
+def trained_state(config: TrialConfig) -> str:
+    return _TRAINED_STATES.get(config.adaptation, "finetuned")
 
 
 @torch.no_grad()
 def linked_word_vectors(
     encoder, pairs: AlignedPairs, pad_id: int, device: torch.device, batch_size: int = 32
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """(source, target) last-layer vectors of every link of `pairs`, in link order: (links, hidden) each."""
+    """(source, target) last-layer vectors of every link of `pairs`, in link order:
+    (links, hidden) each."""
     encoder.to(device).eval()
     sources, targets = [], []
     for start in range(0, len(pairs), batch_size):
@@ -152,9 +153,9 @@ class Probe:
 def prepare_probed_method(config: TrialConfig, model, tokenizer, objective, device: torch.device):
     """`adjustment.prepare_method` with probing around it: when `config.probing_dir` is set
     and the trial has parallel data, the encoder is probed on the held-out pairs of the
-    adjustment split before (`original`) and, for the adjusted methods, after adjustment
+    adjustment split before (`original`) and, for the adaptations, after adjustment
     (`adjusted`). Returns (objective, method metrics, probe); the runner records the
-    trained state with `probe.record(trained_state(config.method), model.base_model)`."""
+    trained state with `probe.record(trained_state(config), model.base_model)`."""
     held_out = (
         split_pairs(config, tokenizer)[1] if config.probing_dir and config.parallel_data else None
     )
@@ -170,6 +171,6 @@ def prepare_probed_method(config: TrialConfig, model, tokenizer, objective, devi
     )
     probe.record("original", model.base_model)
     objective, metrics = prepare_method(config, model, tokenizer, objective, device)
-    if config.method in ADJUSTED_METHODS:
+    if config.adjusted:
         probe.record("adjusted", model.base_model)
     return objective, metrics, probe

@@ -59,6 +59,10 @@ def parse_metric_key(key: str) -> tuple[str, str, str] | None:
     return match["split"], match["lang"], match["metric"]
 
 
+# The trial-run artifact folder of per-example scores, one `<split>-<lang>.json` per set.
+PREDICTIONS_DIR = "predictions"
+
+
 def example_scores_key(split: str, lang: str) -> str:
     """The name of a per-example scores artifact: `predictions/<split>-<lang>.json`."""
     return f"{split}-{lang}"

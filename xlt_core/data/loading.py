@@ -41,8 +41,8 @@ def _dev_file_part(config: TrialConfig, split: str, lang: str) -> list[PairExamp
     size = len(load(config.data_source, "dev", config.source_lang, config.data_dir))
     if len(examples) != size:
         raise DataError(
-            f"split_dev_files needs parallel dev files: {config.task} dev-{lang} has {len(examples)} "
-            f"examples, dev-{config.source_lang} has {size}"
+            f"split_dev_files needs parallel dev files: {config.task} dev-{lang} has "
+            f"{len(examples)} examples, dev-{config.source_lang} has {size}"
         )
     start, end = DEV_FILE_PARTS[split]
     return examples[round(start * size) : round(end * size)]
@@ -75,8 +75,8 @@ def check_data(config: TrialConfig) -> None:
                 "data_dir",
                 config.data_dir,
                 f"no {config.task}/train-{config.source_lang}.tsv in it; "
-                "give a directory with the training file, or set split_dev_files=true to cut the dev files into "
-                "disjoint train/dev/test parts",
+                "give a directory with the training file, or set split_dev_files=true to cut "
+                "the dev files into disjoint train/dev/test parts",
             )
         if missing:
             field = (
@@ -92,12 +92,6 @@ def check_data(config: TrialConfig) -> None:
             raise ConfigError(
                 field,
                 ",".join(missing),
-                f"languages with {config.task} {file_split} data in {where}: {', '.join(sorted(available)) or 'none'}",
+                f"languages with {config.task} {file_split} data in {where}: "
+                f"{', '.join(sorted(available)) or 'none'}",
             )
-    path = config.synonym_path() if config.uses_synonyms else None
-    if path is not None and not path.is_file():
-        raise ConfigError(
-            "synonyms",
-            str(path),
-            "a JSON neighbour table {word: [neighbours]} that exists (e.g. counterfitted_neighbors.json)",
-        )

@@ -9,7 +9,7 @@ on the hub it reads the `test` split. English dev selects the model.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 from xlt_core.errors import DataError
@@ -36,7 +36,8 @@ def load_ner(
     if source == "hub":
         return list(_load_hub(split, lang))
     raise DataError(
-        f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, or data_source=hub"
+        f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, "
+        "or data_source=hub"
     )
 
 
@@ -47,7 +48,8 @@ def available_ner_languages(source: str, split: str, data_dir: str | None) -> li
         return None
     if source != "local":
         raise DataError(
-            f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, or data_source=hub"
+            f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding "
+            "panx/, or data_source=hub"
         )
     prefix = f"{_LOCAL_FILES[split]}-"
     return sorted(
@@ -55,11 +57,12 @@ def available_ner_languages(source: str, split: str, data_dir: str | None) -> li
     )
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _read_local(path: Path) -> tuple[TaggedSentence, ...]:
     if not path.is_file():
         raise DataError(
-            f"NER file not found: {path}; the local layout expects <data_dir>/panx/<split>-<lang>.tsv with token<TAB>BIO-tag lines"
+            f"NER file not found: {path}; the local layout expects "
+            "<data_dir>/panx/<split>-<lang>.tsv with token<TAB>BIO-tag lines"
         )
     sentences, words, tags = [], [], []
     for line_number, line in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), start=1):
@@ -72,7 +75,8 @@ def _read_local(path: Path) -> tuple[TaggedSentence, ...]:
         token, sep, tag = line.rpartition("\t")
         if not sep or tag not in _LABEL_IDS:
             raise DataError(
-                f"{path}:{line_number}: expected token<TAB>tag with tag one of {', '.join(NER_LABELS)}, got {line!r}"
+                f"{path}:{line_number}: expected token<TAB>tag with tag one of "
+                f"{', '.join(NER_LABELS)}, got {line!r}"
             )
         words.append(token)
         tags.append(_LABEL_IDS[tag])
@@ -83,7 +87,7 @@ def _read_local(path: Path) -> tuple[TaggedSentence, ...]:
     return tuple(sentences)
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _load_hub(split: str, lang: str) -> tuple[TaggedSentence, ...]:
     from datasets import load_dataset
 

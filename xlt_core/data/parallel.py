@@ -99,10 +99,12 @@ def _load_cached(
 
 
 def _local_pairs(directory: Path, source_lang: str) -> list[tuple[str, Path]]:
-    """(target language, source file) for each `<name>.<source_lang>` with a sibling `<name>.<lang>`."""
+    """(target language, source file) for each `<name>.<source_lang>` with a sibling
+    `<name>.<lang>`."""
     if not directory.is_dir():
         raise DataError(
-            f"parallel data directory not found: {directory}; expected line-aligned files <name>.<lang> such as en-vi.en and en-vi.vi"
+            f"parallel data directory not found: {directory}; expected line-aligned files "
+            "<name>.<lang> such as en-vi.en and en-vi.vi"
         )
     pairs = []
     for source_file in sorted(directory.rglob(f"*.{source_lang}")):
@@ -121,18 +123,21 @@ def _read_local(
     ]
     if not matches:
         raise DataError(
-            f"no line-aligned {source_lang}-{target_lang} files (<name>.{source_lang} beside <name>.{target_lang}) under {directory}"
+            f"no line-aligned {source_lang}-{target_lang} files (<name>.{source_lang} beside "
+            f"<name>.{target_lang}) under {directory}"
         )
     if len(matches) > 1:
         raise DataError(
-            f"several {source_lang}-{target_lang} file pairs under {directory}: {', '.join(map(str, matches))}; point parallel_data at one of their directories"
+            f"several {source_lang}-{target_lang} file pairs under {directory}: "
+            f"{', '.join(map(str, matches))}; point parallel_data at one of their directories"
         )
     source_file = matches[0]
     target_file = source_file.with_suffix(f".{target_lang}")
     source, target = _read_lines(source_file), _read_lines(target_file)
     if len(source) != len(target):
         raise DataError(
-            f"{source_file} has {len(source)} lines but {target_file} has {len(target)}: line-aligned files must have as many lines"
+            f"{source_file} has {len(source)} lines but {target_file} has {len(target)}: "
+            "line-aligned files must have as many lines"
         )
     return tuple(source), tuple(target)
 
@@ -157,7 +162,8 @@ def _load_hub(
     rows = load_dataset(dataset_id, "-".join(sorted((source_lang, target_lang))), split="train")
     if "translation" not in rows.column_names:
         raise DataError(
-            f"hub data set {dataset_id} has no 'translation' column (columns: {', '.join(rows.column_names)})"
+            f"hub data set {dataset_id} has no 'translation' column (columns: "
+            f"{', '.join(rows.column_names)})"
         )
     translations = rows["translation"]
     return tuple(t[source_lang] for t in translations), tuple(t[target_lang] for t in translations)

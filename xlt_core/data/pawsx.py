@@ -5,24 +5,27 @@ and test exist per language and are parallel across languages (example i is the 
 pair, human-translated). Labels: 1 = paraphrase, 0 = not.
 """
 
-from functools import cache
-from pathlib import Path
-
 from xlt_core.data.examples import PAWSX_LABELS, PairExample
-from xlt_core.data.synthetic import SYNTHETIC_LANGUAGES
+from xlt_core.data.pair_sources import (
+    PAIR_SOURCES,
+    PAIR_SPLITS,
+    PairTask,
+    load_hub_pairs,
+    require_hub_language,
+)
 from xlt_core.data.synthetic_pawsx import synthetic_pawsx
-from xlt_core.data.tsv import local_languages, read_pair_tsv
-from xlt_core.errors import ConfigError, DataError, require_one_of
+from xlt_core.data.tsv import LocalPairFiles
 
 PAWSX_LANGUAGES = ("de", "en", "es", "fr", "ja", "ko", "zh")
-PAWSX_SOURCES = ("synthetic", "local", "hub")
-PAWSX_SPLITS = ("train", "dev", "test")
+PAWSX_SOURCES = PAIR_SOURCES
+PAWSX_SPLITS = PAIR_SPLITS
 HUB_ID = "google-research-datasets/paws-x"
 
 _LABEL_IDS = {str(label_id): label_id for label_id in range(len(PAWSX_LABELS))}
 _HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 LOCAL_LAYOUT = (
-    "<data_dir>/pawsx/train-en.tsv, <data_dir>/pawsx/dev-<lang>.tsv and <data_dir>/pawsx/test-<lang>.tsv, "
+    "<data_dir>/pawsx/train-en.tsv, <data_dir>/pawsx/dev-<lang>.tsv and "
+    "<data_dir>/pawsx/test-<lang>.tsv, "
     "each row sentence1<TAB>sentence2<TAB>label with label 0 or 1 (an optional header line)"
 )
 
@@ -31,56 +34,26 @@ def load_pawsx(
     source: str, split: str, lang: str, data_dir: str | None = None
 ) -> list[PairExample]:
     """The PAWS-X examples of one split in one language, read once per process."""
-    require_one_of("source", source, PAWSX_SOURCES)
-    require_one_of("split", split, PAWSX_SPLITS)
-    if split == "train" and lang != "en":
-        raise DataError(f"zero-shot PAWS-X trains on English only, not {lang!r}")
-    if source == "local" and data_dir is None:
-        raise ConfigError("data_dir", None, "a directory is required for source 'local'")
-    resolved_dir = str(Path(data_dir).resolve()) if source == "local" else None
-    return list(_load_cached(source, split, lang, resolved_dir))
+    return _PAWSX.load(source, split, lang, data_dir)
 
 
 def available_pawsx_languages(source: str, split: str, data_dir: str | None = None) -> list[str]:
     """The languages that a split has in a source, cheaply (local: a directory listing only)."""
-    require_one_of("source", source, PAWSX_SOURCES)
-    require_one_of("split", split, PAWSX_SPLITS)
-    if source == "local":
-        if data_dir is None:
-            raise ConfigError("data_dir", None, "a directory is required for source 'local'")
-        languages = local_languages(Path(data_dir) / "pawsx", split, "PAWS-X", LOCAL_LAYOUT)
-    elif source == "hub":
-        languages = list(PAWSX_LANGUAGES)
-    else:
-        languages = list(SYNTHETIC_LANGUAGES)
-    return [lang for lang in languages if split != "train" or lang == "en"]
-
-
-@cache
-def _load_cached(
-    source: str, split: str, lang: str, data_dir: str | None
-) -> tuple[PairExample, ...]:
-    if source == "synthetic":
-        return tuple(synthetic_pawsx(split, lang))
-    if source == "local":
-        path = Path(data_dir) / "pawsx" / f"{split}-{lang}.tsv"
-        return tuple(
-            read_pair_tsv(path, _LABEL_IDS, "sentence1, sentence2, label", "PAWS-X", LOCAL_LAYOUT)
-        )
-    return tuple(_load_hub(split, lang))
+    return _PAWSX.languages(source, split, data_dir)
 
 
 def _load_hub(split: str, lang: str) -> list[PairExample]:
-    if lang not in PAWSX_LANGUAGES:
-        raise DataError(
-            f"{HUB_ID} has no language {lang!r}; available: {', '.join(PAWSX_LANGUAGES)}"
-        )
-    from datasets import load_dataset  # slow to import; only the hub path needs it
+    require_hub_language(HUB_ID, lang, PAWSX_LANGUAGES)
+    return load_hub_pairs(HUB_ID, lang, _HUB_SPLITS[split], ("sentence1", "sentence2"))
 
-    rows = load_dataset(HUB_ID, lang, split=_HUB_SPLITS[split])
-    return [
-        PairExample(first, second, int(label))
-        for first, second, label in zip(
-            rows["sentence1"], rows["sentence2"], rows["label"], strict=True
-        )
-    ]
+
+_PAWSX = PairTask(
+    english_only_training="zero-shot PAWS-X trains on English only",
+    synthetic=synthetic_pawsx,
+    local=LocalPairFiles(
+        "pawsx", "PAWS-X", "sentence1, sentence2, label", _LABEL_IDS, LOCAL_LAYOUT
+    ),
+    hub=_load_hub,
+    hub_languages=PAWSX_LANGUAGES,
+)
+_load_cached = _PAWSX.load_cached

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 from xlt_core.errors import DataError
@@ -66,7 +66,8 @@ def load_training(source: str, split: str, data_dir: str | None) -> list[QAExamp
             _load_hub("rajpurkar/squad", None, "train" if split == "train" else "validation")
         )
     raise DataError(
-        f"extractive QA has no {source!r} data; use data_source=local with a data_dir holding tydiqa/, or data_source=hub"
+        f"extractive QA has no {source!r} data; use data_source=local with a data_dir holding "
+        "tydiqa/, or data_source=hub"
     )
 
 
@@ -75,7 +76,8 @@ def load_eval_set(source: str, name: str, lang: str, data_dir: str | None) -> li
         return list(read_squad_json(Path(data_dir) / _LOCAL_EVAL_FILES[name].format(lang=lang)))
     if name == "tydiqa":
         raise DataError(
-            "TyDiQA-GoldP is read from local files only: use data_source=local with <data_dir>/tydiqa/"
+            "TyDiQA-GoldP is read from local files only: use data_source=local with "
+            "<data_dir>/tydiqa/"
         )
     config = f"xquad.{lang}" if name == "xquad" else f"mlqa.{lang}.{lang}"
     return list(
@@ -123,11 +125,12 @@ def cross_lingual(
     ]
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def read_squad_json(path: Path) -> tuple[QAExample, ...]:
     if not path.is_file():
         raise DataError(
-            f"QA file not found: {path}; expected SQuAD v1.1 JSON (e.g. <data_dir>/xquad/xquad.es.json)"
+            f"QA file not found: {path}; expected SQuAD v1.1 JSON (e.g. "
+            "<data_dir>/xquad/xquad.es.json)"
         )
     try:
         articles = json.loads(path.read_text(encoding="utf-8"))["data"]
@@ -145,14 +148,15 @@ def read_squad_json(path: Path) -> tuple[QAExample, ...]:
         )
     except (json.JSONDecodeError, KeyError, IndexError, TypeError) as error:
         raise DataError(
-            f"{path}: not SQuAD v1.1 JSON (data/paragraphs/qas with id, question, answers[text, answer_start]): {error!r}"
+            f"{path}: not SQuAD v1.1 JSON "
+            f"(data/paragraphs/qas with id, question, answers[text, answer_start]): {error!r}"
         ) from None
     if not examples:
         raise DataError(f"{path}: no questions")
     return examples
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _load_hub(dataset: str, config: str | None, split: str) -> tuple[QAExample, ...]:
     from datasets import load_dataset
 

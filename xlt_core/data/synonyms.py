@@ -7,7 +7,7 @@ some words with an empty list).
 import json
 import random
 from collections.abc import Mapping, Sequence
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 from xlt_core.data.examples import PairExample
@@ -24,7 +24,7 @@ def load_synonym_table(path) -> dict[str, list[str]]:
     return _load_cached(str(Path(path).resolve()))
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _load_cached(path: str) -> dict[str, list[str]]:
     try:
         with open(path, encoding="utf-8") as file:

@@ -25,8 +25,9 @@ output is identical across processes and Python runs (no salted hash() is involv
 """
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import lru_cache
 
 from xlt_core.data.examples import PairExample
 from xlt_core.errors import ConfigError, DataError
@@ -167,6 +168,14 @@ def synthetic_xnli(split: str, lang: str) -> list[PairExample]:
 
     Sizes are SPLIT_SIZES[split]; train exists only in English. Output is deterministic.
     """
+    return _realised_pairs(_english_split, split, lang)
+
+
+def _realised_pairs(
+    english_split: Callable[[str], tuple], split: str, lang: str
+) -> list[PairExample]:
+    """The (first, second, label) triples of `english_split(split)` realised in `lang`, as
+    PairExamples; shared with the synthetic PAWS-X set, which differs only in its triples."""
     if split not in SPLIT_SIZES:
         raise ConfigError("split", split, f"one of {', '.join(SPLIT_SIZES)}")
     if lang not in SYNTHETIC_LANGUAGES:
@@ -176,8 +185,8 @@ def synthetic_xnli(split: str, lang: str) -> list[PairExample]:
     if split == "train" and lang != "en":
         raise DataError(f"synthetic train data exists only for 'en', not {lang!r}")
     return [
-        PairExample(_realise(premise, lang), _realise(hypothesis, lang), label)
-        for premise, hypothesis, label in _english_split(split)
+        PairExample(_realise(first, lang), _realise(second, lang), label)
+        for first, second, label in english_split(split)
     ]
 
 
@@ -192,25 +201,39 @@ def synthetic_synonyms() -> dict[str, list[str]]:
     }
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _english_split(split: str) -> tuple:
     """(premise, hypothesis, label) triples of rendered English sentences, labels balanced."""
-    rng = random.Random(_SPLIT_SEEDS[split])
-    labels = [index % 3 for index in range(SPLIT_SIZES[split])]
+    return _balanced_split(_SPLIT_SEEDS[split], split, len(_HYPOTHESIS_BUILDERS), _hypothesis)
+
+
+def _hypothesis(premise: _Meaning, label: int, rng: random.Random) -> _Meaning | None:
+    return _HYPOTHESIS_BUILDERS[label](premise, rng)
+
+
+# (meaning, label, rng) -> the meaning to pair it with, or None where it admits none.
+_Counterpart = Callable[[_Meaning, int, random.Random], _Meaning | None]
+
+
+def _balanced_split(seed: int, split: str, label_count: int, counterpart: _Counterpart) -> tuple:
+    """SPLIT_SIZES[split] (first, second, label) triples of rendered English sentences, the
+    labels 0 .. label_count - 1 balanced and shuffled, all drawn from random.Random(seed)."""
+    rng = random.Random(seed)
+    labels = [index % label_count for index in range(SPLIT_SIZES[split])]
     rng.shuffle(labels)
-    return tuple(_english_example(label, rng) for label in labels)
+    return tuple(_english_pair(label, rng, counterpart) for label in labels)
 
 
-def _english_example(label: int, rng: random.Random) -> tuple:
-    """Draw premises until one admits a hypothesis with the label and a different wording."""
+def _english_pair(label: int, rng: random.Random, counterpart: _Counterpart) -> tuple:
+    """Draw meanings until one admits a counterpart with the label and a different wording."""
     while True:
-        premise = _random_meaning(rng)
-        hypothesis = _HYPOTHESIS_BUILDERS[label](premise, rng)
-        if hypothesis is None:
+        meaning = _random_meaning(rng)
+        other = counterpart(meaning, label, rng)
+        if other is None:
             continue
-        premise_words, hypothesis_words = _render(premise, rng), _render(hypothesis, rng)
-        if premise_words != hypothesis_words:
-            return premise_words, hypothesis_words, label
+        first, second = _render(meaning, rng), _render(other, rng)
+        if first != second:
+            return first, second, label
 
 
 def _random_meaning(rng: random.Random) -> _Meaning:
@@ -340,7 +363,7 @@ _RU_SYLLABLES = (
 )
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _lexicon(lang: str) -> dict[str, str]:
     """A fixed one-to-one English -> pseudo-word map; no pseudo-word is another English word."""
     rng = random.Random(_LEXICON_SEEDS[lang])
@@ -374,7 +397,8 @@ def synthetic_parallel(lang: str) -> list[tuple[str, str]]:
     Only the text is used (no labels), and the translations are exact by construction."""
     if lang not in SYNTHETIC_LANGUAGES or lang == "en":
         raise DataError(
-            f"synthetic parallel data pairs English with {', '.join(l for l in SYNTHETIC_LANGUAGES if l != 'en')}, not {lang!r}"
+            "synthetic parallel data pairs English with "
+            f"{', '.join(other for other in SYNTHETIC_LANGUAGES if other != 'en')}, not {lang!r}"
         )
     return [
         (_realise(sentence, "en"), _realise(sentence, lang))

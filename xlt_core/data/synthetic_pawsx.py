@@ -16,18 +16,14 @@ across languages like the real PAWS-X; train exists only in English.
 
 import random
 from dataclasses import replace
-from functools import cache
+from functools import lru_cache
 
 from xlt_core.data.examples import PairExample
-from xlt_core.data.synthetic import (  # the grammar and lexicons are shared, not copied
-    SPLIT_SIZES,
-    SYNTHETIC_LANGUAGES,
+from xlt_core.data.synthetic import (  # the grammar, lexicons and drawing are shared, not copied
+    _balanced_split,
     _Meaning,
-    _random_meaning,
-    _realise,
-    _render,
+    _realised_pairs,
 )
-from xlt_core.errors import ConfigError, DataError
 
 # Distinct from the NLI set's split seeds, so the two tasks draw different sentences.
 _SPLIT_SEEDS = {"train": 4004, "dev": 5005, "test": 6006}
@@ -36,36 +32,17 @@ _SPLIT_SEEDS = {"train": 4004, "dev": 5005, "test": 6006}
 def synthetic_pawsx(split: str, lang: str) -> list[PairExample]:
     """The synthetic paraphrase pairs of one split in one (pseudo-)language; sizes as the
     synthetic NLI set's (SPLIT_SIZES), labels balanced, output deterministic."""
-    if split not in SPLIT_SIZES:
-        raise ConfigError("split", split, f"one of {', '.join(SPLIT_SIZES)}")
-    if lang not in SYNTHETIC_LANGUAGES:
-        raise DataError(
-            f"synthetic data has no language {lang!r}; available: {', '.join(SYNTHETIC_LANGUAGES)}"
-        )
-    if split == "train" and lang != "en":
-        raise DataError(f"synthetic train data exists only for 'en', not {lang!r}")
-    return [
-        PairExample(_realise(first, lang), _realise(second, lang), label)
-        for first, second, label in _english_split(split)
-    ]
+    return _realised_pairs(_english_split, split, lang)
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _english_split(split: str) -> tuple:
-    rng = random.Random(_SPLIT_SEEDS[split])
-    labels = [index % 2 for index in range(SPLIT_SIZES[split])]
-    rng.shuffle(labels)
-    return tuple(_english_pair(label, rng) for label in labels)
+    return _balanced_split(_SPLIT_SEEDS[split], split, 2, _counterpart)
 
 
-def _english_pair(label: int, rng: random.Random) -> tuple:
-    """Draw meanings until the two renderings differ (a pair is never a verbatim copy)."""
-    while True:
-        meaning = _random_meaning(rng)
-        other = meaning if label == 1 else _swapped(meaning, rng)
-        first, second = _render(meaning, rng), _render(other, rng)
-        if first != second:
-            return first, second, label
+def _counterpart(meaning: _Meaning, label: int, rng: random.Random) -> _Meaning:
+    """The meaning itself for a paraphrase (rendered anew, so the wording differs), else a swap."""
+    return meaning if label == 1 else _swapped(meaning, rng)
 
 
 def _swapped(meaning: _Meaning, rng: random.Random) -> _Meaning:

@@ -10,7 +10,7 @@ The project names languages by two-letter codes; `TATOEBA_CODES` maps them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from pathlib import Path
 
 from xlt_core.errors import DataError
@@ -59,7 +59,8 @@ def load_tatoeba(source: str, lang: str, data_dir: str | None = None) -> Retriev
     if source == "hub":
         return _load_hub(lang, code)
     raise DataError(
-        f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding tatoeba/, or data_source=hub"
+        f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding tatoeba/, "
+        "or data_source=hub"
     )
 
 
@@ -69,7 +70,8 @@ def available_tatoeba_languages(source: str, data_dir: str | None) -> list[str] 
         return None
     if source != "local":
         raise DataError(
-            f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding tatoeba/, or data_source=hub"
+            f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding "
+            "tatoeba/, or data_source=hub"
         )
     codes = (
         path.name.split(".")[1].split("-")[0]
@@ -81,19 +83,21 @@ def available_tatoeba_languages(source: str, data_dir: str | None) -> list[str] 
 def _three_letter(lang: str) -> str:
     if lang not in TATOEBA_CODES:
         raise DataError(
-            f"no Tatoeba code known for language {lang!r}; known: {', '.join(sorted(TATOEBA_CODES))}"
+            f"no Tatoeba code known for language {lang!r}; known: "
+            f"{', '.join(sorted(TATOEBA_CODES))}"
         )
     return TATOEBA_CODES[lang]
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _read_local(directory: Path, lang: str, code: str) -> RetrievalPairs:
     paths = [directory / f"tatoeba.{code}-eng.{code}", directory / f"tatoeba.{code}-eng.eng"]
     sides = []
     for path in paths:
         if not path.is_file():
             raise DataError(
-                f"Tatoeba file not found: {path}; the local layout expects <data_dir>/tatoeba/tatoeba.<xxx>-eng.<xxx|eng>"
+                f"Tatoeba file not found: {path}; the local layout expects "
+                "<data_dir>/tatoeba/tatoeba.<xxx>-eng.<xxx|eng>"
             )
         sides.append(
             tuple(
@@ -103,12 +107,13 @@ def _read_local(directory: Path, lang: str, code: str) -> RetrievalPairs:
         )
     if len(sides[0]) != len(sides[1]):
         raise DataError(
-            f"{paths[0]} has {len(sides[0])} lines but {paths[1]} has {len(sides[1])}: the files must be line-aligned"
+            f"{paths[0]} has {len(sides[0])} lines but {paths[1]} has {len(sides[1])}: the files "
+            "must be line-aligned"
         )
     return RetrievalPairs(lang, *sides)
 
 
-@cache
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _load_hub(lang: str, code: str) -> RetrievalPairs:
     from datasets import load_dataset
 

@@ -3,11 +3,31 @@ the XNLI and PAWS-X loaders."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 from xlt_core.data.examples import PairExample
 from xlt_core.errors import DataError
+
+
+@dataclass(frozen=True)
+class LocalPairFiles:
+    """One task's files: `<data_dir>/<folder>/<split>-<lang>.tsv`, rows of `columns`."""
+
+    folder: str  # "xnli"
+    task_name: str  # "XNLI", for messages
+    columns: str  # "premise, hypothesis, label", for messages
+    label_ids: Mapping[str, int]
+    layout: str  # the whole layout in words, for messages
+
+    def languages(self, data_dir: Path, split: str) -> list[str]:
+        """The languages with a file for `split` (a directory listing only)."""
+        return local_languages(data_dir / self.folder, split, self.task_name, self.layout)
+
+    def read(self, data_dir: Path, split: str, lang: str) -> list[PairExample]:
+        path = data_dir / self.folder / f"{split}-{lang}.tsv"
+        return read_pair_tsv(path, self.label_ids, self.columns, self.task_name, self.layout)
 
 
 def local_languages(task_dir: Path, split: str, task_name: str, layout: str) -> list[str]:
@@ -37,7 +57,8 @@ def read_pair_tsv(
         fields = line.split("\t")
         if len(fields) != 3:
             raise DataError(
-                f"{path}:{line_number}: expected 3 tab-separated columns ({columns}), found {len(fields)}"
+                f"{path}:{line_number}: expected 3 tab-separated columns ({columns}), "
+                f"found {len(fields)}"
             )
         first, second, label_name = fields[0], fields[1], fields[2].strip()
         if label_name in label_ids:

@@ -11,7 +11,10 @@ maximisation open; our choices, each a setting:
   forward/backward pass per training step. The step is relative to epsilon because
   epsilon spans three orders of magnitude in the paper's grid;
 - the model is trained on the perturbed input only (the min-max objective), and the
-  clean cross-entropy, which the first ascent step computes anyway, is logged as `ce`.
+  clean loss, which the first ascent step computes anyway, is logged as `ce`.
+
+The loss is the task head's own (cross-entropy for classification, start/end
+cross-entropy for extractive QA), so ADV serves every task that trains a head.
 
 Which embeddings are perturbed, and why: see `objectives/perturbation.py`. The gradient
 of the attack does not reach the model's weights (torch.autograd.grad w.r.t. delta only);
@@ -23,10 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
-from xlt_core.objectives.base import Batch, Encoder
-from xlt_core.objectives.finetune import PairTrainingSet
+from xlt_core.objectives.base import Batch, Encoder, TrainingSet
 from xlt_core.objectives.perturbation import forward_embedded, real_token_mask, word_embeddings
 
 
@@ -35,35 +36,32 @@ class Adversarial:
     epsilon: float
     steps: int
     step_scale: float
-    pad_id: int
     name: str = "adv"
 
-    def training_set(self, examples, encode: Encoder, seed: int) -> PairTrainingSet:
-        return PairTrainingSet(encode(examples), self.pad_id)
+    @classmethod
+    def from_config(cls, config, pad_id: int, synonyms) -> "Adversarial":
+        return cls(config.epsilon, config.adv_steps, config.adv_step_scale)
 
-    def perturbation(
-        self, model, batch: Batch, labels: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """The adversarial delta (inside the ball, zero at padding) and the clean CE."""
+    def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:
+        return encode(examples)
+
+    def perturbation(self, model, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The adversarial delta (inside the ball, zero at padding) and the clean loss."""
         embeddings = word_embeddings(model, batch).detach()
         mask = real_token_mask(batch, embeddings)
         delta = torch.zeros_like(embeddings)
         clean_ce = None
         for _ in range(self.steps):
             delta.requires_grad_(True)
-            ce = F.cross_entropy(forward_embedded(model, batch, embeddings + delta).logits, labels)
+            ce = forward_embedded(model, batch, embeddings + delta).loss
             (gradient,) = torch.autograd.grad(ce, delta)
             if clean_ce is None:
                 clean_ce = ce.detach()
-            delta = (delta.detach() + self.step_scale * self.epsilon * gradient.sign()).clamp(
-                -self.epsilon, self.epsilon
-            ) * mask
+            step = self.step_scale * self.epsilon * gradient.sign()
+            delta = (delta.detach() + step).clamp(-self.epsilon, self.epsilon) * mask
         return delta.detach(), clean_ce
 
     def loss(self, model, batch: Batch):
-        labels = batch.pop("labels")
-        delta, clean_ce = self.perturbation(model, batch, labels)
-        adv_ce = F.cross_entropy(
-            forward_embedded(model, batch, word_embeddings(model, batch) + delta).logits, labels
-        )
+        delta, clean_ce = self.perturbation(model, batch)
+        adv_ce = forward_embedded(model, batch, word_embeddings(model, batch) + delta).loss
         return adv_ce, {"adv_ce": adv_ce, "ce": clean_ce}

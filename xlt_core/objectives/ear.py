@@ -86,6 +86,10 @@ class EAR:
     pad_id: int
     name: str = "ear"
 
+    @classmethod
+    def from_config(cls, config, pad_id: int, synonyms) -> "EAR":
+        return cls(config.alpha, config.beta, config.layer, config.m, synonyms, pad_id)
+
     def training_set(self, examples, encode: Encoder, seed: int) -> AugmentedPairTrainingSet:
         rng = random.Random(seed)
         copies = [
@@ -93,7 +97,9 @@ class EAR:
             for example in examples
             for copy in augment_pair(example, self.synonyms, self.m, rng)
         ]
-        return AugmentedPairTrainingSet(encode(examples), encode(copies), self.m, self.pad_id)
+        # The pair task's training sets hold their encoded pairs: pair each copy with its original.
+        originals, augmented = encode(examples).encoded, encode(copies).encoded
+        return AugmentedPairTrainingSet(originals, augmented, self.m, self.pad_id)
 
     def loss(self, model, batch: Batch):
         labels = batch.pop("labels")

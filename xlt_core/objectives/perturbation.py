@@ -33,9 +33,8 @@ def real_token_mask(batch: Batch, like: torch.Tensor) -> torch.Tensor:
 
 def forward_embedded(model, batch: Batch, embeddings: torch.Tensor):
     """The model's output on `embeddings` given as `inputs_embeds` (position and type
-    embeddings are added by the model as for token ids)."""
-    return model(
-        inputs_embeds=embeddings,
-        token_type_ids=batch["token_type_ids"],
-        attention_mask=batch["attention_mask"],
-    )
+    embeddings are added by the model as for token ids); the batch's other entries (the
+    attention mask, token types, the head's targets) are passed as they are, so the output
+    carries the head's `loss` whatever the task."""
+    inputs = {key: value for key, value in batch.items() if key != "input_ids"}
+    return model(inputs_embeds=embeddings, **inputs)

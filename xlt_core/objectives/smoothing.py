@@ -22,11 +22,10 @@ import random
 from dataclasses import dataclass, field
 
 import torch
-import torch.nn.functional as F
 
 from xlt_core.data.synonyms import augment_pair
-from xlt_core.objectives.base import Batch, Encoder
-from xlt_core.objectives.finetune import PairTrainingSet, cross_entropy_loss
+from xlt_core.objectives.base import Batch, Encoder, TrainingSet
+from xlt_core.objectives.finetune import head_loss
 from xlt_core.objectives.perturbation import forward_embedded, real_token_mask, word_embeddings
 
 
@@ -34,12 +33,15 @@ from xlt_core.objectives.perturbation import forward_embedded, real_token_mask, 
 class RandomPerturbation:
     epsilon: float
     seed: int
-    pad_id: int
     name: str = "rs_rp"
     _generators: dict = field(default_factory=dict, init=False, repr=False)
 
-    def training_set(self, examples, encode: Encoder, seed: int) -> PairTrainingSet:
-        return PairTrainingSet(encode(examples), self.pad_id)
+    @classmethod
+    def from_config(cls, config, pad_id: int, synonyms) -> "RandomPerturbation":
+        return cls(config.epsilon, config.seed)
+
+    def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:
+        return encode(examples)
 
     def noise(self, embeddings: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Uniform noise in [-epsilon, epsilon] per coordinate of every real token."""
@@ -55,12 +57,8 @@ class RandomPerturbation:
         return (2.0 * uniform - 1.0) * self.epsilon * real_token_mask(batch, embeddings)
 
     def loss(self, model, batch: Batch):
-        labels = batch.pop("labels")
         embeddings = word_embeddings(model, batch)
-        ce = F.cross_entropy(
-            forward_embedded(model, batch, embeddings + self.noise(embeddings, batch)).logits,
-            labels,
-        )
+        ce = forward_embedded(model, batch, embeddings + self.noise(embeddings, batch)).loss
         return ce, {"ce": ce}
 
 
@@ -69,7 +67,6 @@ class SynonymAugmentation:
     m: int
     keep_originals: bool
     synonyms: dict[str, list[str]]
-    pad_id: int
     name: str = "rs_da"
 
     def training_examples(self, examples, seed: int) -> list:
@@ -82,8 +79,12 @@ class SynonymAugmentation:
         ]
         return (list(examples) if self.keep_originals else []) + copies
 
-    def training_set(self, examples, encode: Encoder, seed: int) -> PairTrainingSet:
-        return PairTrainingSet(encode(self.training_examples(examples, seed)), self.pad_id)
+    @classmethod
+    def from_config(cls, config, pad_id: int, synonyms) -> "SynonymAugmentation":
+        return cls(config.m, config.rs_da_variant == "keep_originals", synonyms)
+
+    def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:
+        return encode(self.training_examples(examples, seed))
 
     def loss(self, model, batch: Batch):
-        return cross_entropy_loss(model, batch)
+        return head_loss(model, batch)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from xlt_core.data.squad import QAExample
-from xlt_core.tasks.pair_classification import pad_batch
+from xlt_core.tasks.pair_classification import PaddedTrainingSet, pad_batch
 
 MAX_ANSWER_TOKENS = 30  # longest predicted span, as in the SQuAD/XTREME scripts
 N_BEST = 20  # start and end candidates per window
@@ -79,11 +79,23 @@ class QAFeatures:
         return len(self.input_ids)
 
 
+def fit_questions(tokenizer, questions: list[str], max_length: int, stride: int) -> list[str]:
+    """Each question cut to its first `max_length - stride - specials - 1` tokens."""
+    budget = max_length - stride - tokenizer.num_special_tokens_to_add(pair=True) - 1
+    offsets = tokenizer(questions, add_special_tokens=False, return_offsets_mapping=True)
+    return [
+        question if len(spans) <= budget else question[: spans[budget - 1][1]]
+        for question, spans in zip(questions, offsets["offset_mapping"])
+    ]
+
+
 def encode_qa(tokenizer, examples: Sequence[QAExample], max_length: int, stride: int) -> QAFeatures:
     """Question first, context second; contexts longer than the window are split into
-    windows overlapping by `stride` tokens (only the context is truncated)."""
+    windows overlapping by `stride` tokens. Questions are cut to leave each window more than
+    `stride` context tokens (as XTREME's `max_query_length` cuts long questions; the
+    tokenizer cannot make windows otherwise)."""
     batch = tokenizer(
-        [e.question for e in examples],
+        fit_questions(tokenizer, [e.question for e in examples], max_length, stride),
         [e.context for e in examples],
         truncation="only_second",
         max_length=max_length,
@@ -125,22 +137,15 @@ def encode_qa(tokenizer, examples: Sequence[QAExample], max_length: int, stride:
     )
 
 
-@dataclass
-class QATrainingSet:
-    features: QAFeatures
-    pad_id: int
+class QATrainingSet(PaddedTrainingSet):
+    def rows(self, indices):
+        return [(self.encoded.input_ids[i], self.encoded.token_type_ids[i]) for i in indices]
 
-    def __len__(self) -> int:
-        return len(self.features)
-
-    def batch(self, indices: Sequence[int]) -> dict[str, torch.Tensor]:
-        batch = pad_batch(
-            [(self.features.input_ids[i], self.features.token_type_ids[i]) for i in indices],
-            self.pad_id,
-        )
-        batch["start_positions"] = torch.tensor([self.features.start_positions[i] for i in indices])
-        batch["end_positions"] = torch.tensor([self.features.end_positions[i] for i in indices])
-        return batch
+    def targets(self, indices, width):
+        return {
+            "start_positions": torch.tensor([self.encoded.start_positions[i] for i in indices]),
+            "end_positions": torch.tensor([self.encoded.end_positions[i] for i in indices]),
+        }
 
 
 def best_span(

@@ -7,9 +7,10 @@ import os
 import random
 import tempfile
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -31,7 +32,9 @@ class EncodedPairs:
         return len(self.labels)
 
 
-_memory_cache: dict[str, EncodedPairs] = {}
+# Encodings reused within one process (a Ray worker runs many trials): the few most recent.
+_MEMORY_CACHE_SIZE = 8
+_memory_cache: OrderedDict[str, EncodedPairs] = OrderedDict()
 _fingerprints: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -45,6 +48,7 @@ def encode_pairs(
     `cache_dir` is given so that every trial on the machine reuses it."""
     key = _cache_key(tokenizer, examples, max_length)
     if key in _memory_cache:
+        _memory_cache.move_to_end(key)
         return _memory_cache[key]
     path = cache_dir / "encoded" / f"{key}.pt" if cache_dir else None
     if path is not None and path.exists():
@@ -63,7 +67,39 @@ def encode_pairs(
         if path is not None:
             _save_atomically(encoded, path)
     _memory_cache[key] = encoded
+    if len(_memory_cache) > _MEMORY_CACHE_SIZE:
+        _memory_cache.popitem(last=False)
     return encoded
+
+
+@dataclass
+class PaddedTrainingSet:
+    """Encoded training items (anything with a length); each batch is padded to its
+    longest row (`rows`) and carries the head's targets (`targets`)."""
+
+    encoded: Any
+    pad_id: int
+
+    def __len__(self) -> int:
+        return len(self.encoded)
+
+    def rows(self, indices: Sequence[int]) -> list[tuple[list[int], list[int]]]:
+        raise NotImplementedError
+
+    def targets(self, indices: Sequence[int], width: int) -> dict[str, torch.Tensor]:
+        raise NotImplementedError
+
+    def batch(self, indices: Sequence[int]) -> dict[str, torch.Tensor]:
+        batch = pad_batch(self.rows(indices), self.pad_id)
+        return batch | self.targets(indices, batch["input_ids"].shape[1])
+
+
+class PairTrainingSet(PaddedTrainingSet):
+    def rows(self, indices):
+        return rows(self.encoded, indices)
+
+    def targets(self, indices, width):
+        return {"labels": torch.tensor([self.encoded.labels[i] for i in indices])}
 
 
 def pad_batch(rows: Sequence[tuple[list[int], list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
@@ -198,5 +234,6 @@ def mixed_language_pairs(
 def _check_parallel(first: Sequence[PairExample], second: Sequence[PairExample]) -> None:
     if len(first) != len(second):
         raise DataError(
-            f"generalized and mixed-language pairs need parallel test sets; they hold {len(first)} and {len(second)} examples"
+            "generalized and mixed-language pairs need parallel test sets; "
+            f"they hold {len(first)} and {len(second)} examples"
         )

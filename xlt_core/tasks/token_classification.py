@@ -8,10 +8,9 @@ from typing import Sequence
 
 import numpy as np
 import torch
-from seqeval.metrics.sequence_labeling import get_entities
 
 from xlt_core.data.ner import NER_LABELS, TaggedSentence
-from xlt_core.tasks.pair_classification import pad_batch
+from xlt_core.tasks.pair_classification import PaddedTrainingSet, pad_batch
 
 IGNORE = -100  # label of non-first subwords and special tokens: no loss, no prediction
 
@@ -48,24 +47,15 @@ def encode_tokens(tokenizer, sentences: Sequence[TaggedSentence], max_length: in
     return EncodedTokens(batch["input_ids"], labels, firsts, [s.tags for s in sentences])
 
 
-@dataclass
-class TokenTrainingSet:
-    encoded: EncodedTokens
-    pad_id: int
+class TokenTrainingSet(PaddedTrainingSet):
+    def rows(self, indices):
+        return [(self.encoded.input_ids[i], [0] * len(self.encoded.input_ids[i])) for i in indices]
 
-    def __len__(self) -> int:
-        return len(self.encoded)
-
-    def batch(self, indices: Sequence[int]) -> dict[str, torch.Tensor]:
-        batch = pad_batch(
-            [(self.encoded.input_ids[i], [0] * len(self.encoded.input_ids[i])) for i in indices],
-            self.pad_id,
-        )
-        labels = torch.full(batch["input_ids"].shape, IGNORE, dtype=torch.long)
+    def targets(self, indices, width):
+        labels = torch.full((len(indices), width), IGNORE, dtype=torch.long)
         for row, i in enumerate(indices):
             labels[row, : len(self.encoded.labels[i])] = torch.tensor(self.encoded.labels[i])
-        batch["labels"] = labels
-        return batch
+        return {"labels": labels}
 
 
 @torch.no_grad()
@@ -94,6 +84,9 @@ def predict_tags(
 def entity_counts(gold: Sequence[str], predicted: Sequence[str]) -> list[int]:
     """[true positives, false positives, false negatives] of entity spans in one sentence
     (an entity is right only when its type and both boundaries match)."""
+    # Imported here: seqeval pulls in scikit-learn and pandas, which only NER trials need.
+    from seqeval.metrics.sequence_labeling import get_entities
+
     gold_entities, predicted_entities = (
         set(get_entities(list(gold))),
         set(get_entities(list(predicted))),

@@ -1,0 +1,222 @@
+"""Every command README.md shows is run here, as a user runs it: in a fresh working directory,
+tracked through `MLFLOW_TRACKING_URI` in a SQLite file there, with `--set` values appended
+that shrink the work (one seed, a fraction of an epoch, a 2-layer tiny model, a few hundred
+examples) but not what the command does. Commands that need the hub, AWS, a GPU or a
+person at a browser are listed with the reason in NOT_RUN_HERE, and a test checks that the
+README shows no command outside these lists.
+"""
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from conftest import require_shared_data
+from mlflow.tracking import MlflowClient
+from sweep_helpers import REPO, child_runs, parent_runs, run_command, smoke_spec
+
+from xlt_core.config import HYPERPARAMETER_NAMES
+from xlt_schema import (
+    ADAPTATION_TAG,
+    CONFIG_LABEL_TAG,
+    HYPERPARAMETERS_TAG,
+    METHOD_TAG,
+    parse_metric_key,
+)
+
+README = REPO / "README.md"
+SHARED = "../shared/data"  # as the README writes it (relative to the repository root)
+
+# The work of every sweep, shrunk: one seed, a fifth of an epoch, one evaluation, 2 layers.
+SMALL = {
+    "seeds": "0",
+    "epochs": "0.2",
+    "evals_per_epoch": "1",
+    "tiny_layers": "2",
+    "max_train_examples": "200",
+    "max_eval_examples": "40",
+}
+EAR = {**SMALL, "layer": "2"}  # EAR's smoke points read layer 6 of 6
+ADJUST = {**SMALL, "parallel_max_sentences": "300"}
+QA = {**ADJUST, "max_train_examples": "100"}
+# XSR chooses the layer on the first 100 pairs of each language and tests on the rest.
+XSR = {**ADJUST, "max_eval_examples": "150"}
+
+# README command -> (sweep script, the settings appended). Each runs in test_sweep_command.
+SWEEPS = {
+    "python sweeps/ear_xnli.py --preset smoke": ("ear_xnli", EAR),
+    f"python sweeps/ear_xnli.py --preset smoke --data-dir {SHARED}": ("ear_xnli", EAR),
+    "python sweeps/ear_pawsx.py --preset smoke": ("ear_pawsx", EAR),
+    f"python sweeps/ear_pawsx.py --preset smoke --data-dir {SHARED}": ("ear_pawsx", EAR),
+    "python sweeps/robust_xnli.py --preset smoke": ("robust_xnli", SMALL),
+    "python sweeps/robust_pawsx.py --preset smoke": ("robust_pawsx", SMALL),
+    "python sweeps/adjust_xnli.py --preset smoke": ("adjust_xnli", ADJUST),
+    f"python sweeps/adjust_ner.py --preset smoke --data-dir {SHARED}": ("adjust_ner", ADJUST),
+    f"python sweeps/adjust_qa.py --preset smoke --data-dir {SHARED}": ("adjust_qa", QA),
+    f"python sweeps/adjust_xsr.py --preset smoke --data-dir {SHARED}": ("adjust_xsr", XSR),
+}
+# The shared data samples each sweep reads with `--data-dir`.
+SHARED_SAMPLES = {
+    "ear_xnli": ("xnli", "synonyms"),
+    "ear_pawsx": ("pawsx", "synonyms"),
+    "adjust_ner": ("panx", "parallel"),
+    "adjust_qa": ("tydiqa", "xquad", "mlqa", "parallel"),
+    "adjust_xsr": ("tatoeba", "parallel"),
+}
+# Commands run by the other tests of this file: every `python -m xlt_core` command (one trial,
+# no Ray) with TRIAL settings appended where the command does not set them, and these.
+ONE_TRIAL = "python -m xlt_core "
+TRIAL = {
+    "epochs": "0.5",
+    "tiny_layers": "2",
+    "max_train_examples": "200",
+    "max_eval_examples": "40",
+    "parallel_max_sentences": "300",
+}
+REPORT = "python -m analysis report --experiment ear_xnli [--tracking-uri URI] [--out DIR]"
+CLUSTER = "python -m sweeps.cluster ray_cluster.yaml"
+# Commands run elsewhere, or not runnable offline on a CPU machine, and why.
+NOT_RUN_HERE = {
+    "make demo": "runs `python sweeps/ear_xnli.py --preset smoke`, tested here",
+    "make test": "runs the test suite, this file included",
+    "make test-fast": "runs the tests not marked slow",
+    ".venv/bin/mlflow ui": "a web UI for a person at a browser",
+    "optuna-dashboard": "a web UI, and not installed (pip install optuna-dashboard)",
+    "python sweeps/ear_xnli.py --preset paper": "mBERT and XNLI from the hub",
+    "python sweeps/ear_xnli.py --preset smoke --strategy search": (
+        "the search strategy end to end, interrupted and resumed: tests/test_sweep_search.py"
+    ),
+    "ray ": "an AWS cluster (the cluster file itself is validated here, offline)",
+    "ssh ": "an AWS cluster",
+}
+
+
+def readme_commands() -> list[str]:
+    """The commands of the README's `sh` blocks: continuation lines joined, comments and the
+    comment-only lines that follow a command left out."""
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", README.read_text(), flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            command = line.split("  #")[0].split(" # ")[0].strip()
+            if command and not command.startswith("#"):
+                commands.append(" ".join(command.split()))
+    return commands
+
+
+def _argv(command: str, settings: dict[str, str]) -> list[str]:
+    """The README command's arguments after `python`, scripts and `--data-dir` made absolute
+    (the command runs in a temporary directory), with `--set` for each of `settings`."""
+    argv = shlex.split(command)[1:]
+    argv = [str(REPO / arg) if arg.startswith("sweeps/") else arg for arg in argv]
+    argv = [str((REPO / arg).resolve()) if arg == SHARED else arg for arg in argv]
+    for key, value in settings.items():
+        argv += ["--set", f"{key}={value}"]
+    return argv
+
+
+def _overrides(settings: dict[str, str]) -> list[str]:
+    return [f"{key}={value}" for key, value in settings.items()]
+
+
+def test_every_readme_command_is_run_by_a_test():
+    covered = [*SWEEPS, REPORT, CLUSTER]
+    shown = readme_commands()
+    assert len(shown) > 15  # the parser still finds the blocks
+    unknown = [
+        command
+        for command in shown
+        if command not in covered
+        and not command.startswith(ONE_TRIAL)
+        and not any(command.startswith(p) for p in NOT_RUN_HERE)
+    ]
+    assert not unknown, f"README commands no test runs (add to {Path(__file__).name}): {unknown}"
+    # Every sweep command named here is one the README shows (or the --data-dir form its
+    # option table shows for that script, `--data-dir ../shared/data`).
+    text = README.read_text()
+    for command in SWEEPS:
+        assert command in shown or (
+            command.removesuffix(f" --data-dir {SHARED}") in text and f"--data-dir {SHARED}" in text
+        ), command
+
+
+def _check_sweep(workdir: Path, spec, stdout: str) -> None:
+    """One FINISHED child run per trial, tagged with its method, adaptation and hyperparameter
+    names (the others' params read `none`), evaluated beyond dev; the parent's report."""
+    uri = f"sqlite:///{workdir / 'mlflow.db'}"
+    children = child_runs(uri, spec.experiment)
+    assert len(children) == len(spec.points) * len(spec.seeds), [
+        c.data.tags.get(CONFIG_LABEL_TAG) for c in children
+    ]
+    assert all(child.info.status == "FINISHED" for child in children)
+    configurations = {(c.data.tags[METHOD_TAG], c.data.tags[ADAPTATION_TAG]) for c in children}
+    assert configurations == {(p["method"], p.get("adaptation", "none")) for p in spec.points}
+    for child in children:
+        own = set(filter(None, child.data.tags[HYPERPARAMETERS_TAG].split(",")))
+        assert all(child.data.params[name] != "none" for name in own)
+        assert all(
+            child.data.params[name] == "none" for name in HYPERPARAMETER_NAMES if name not in own
+        )
+        # evaluated beyond the dev set: test/es/accuracy, xquad/vi/f1, ...
+        splits = {parsed[0] for parsed in map(parse_metric_key, child.data.metrics) if parsed}
+        assert splits - {"dev"}, sorted(child.data.metrics)
+    (parent,) = parent_runs(uri, spec.experiment)
+    assert parent.info.status == "FINISHED"
+    artifacts = {a.path for a in MlflowClient(uri).list_artifacts(parent.info.run_id, "report")}
+    assert {"report/report.md", "report/selected_config.json"} <= artifacts
+    assert "Selected configuration" in stdout
+
+
+@pytest.fixture(scope="module")
+def ear_xnli_sweep(tmp_path_factory):
+    """`python sweeps/ear_xnli.py --preset smoke` (what `make demo` runs), shared by the
+    report command's test."""
+    workdir = tmp_path_factory.mktemp("readme-ear_xnli")
+    command = "python sweeps/ear_xnli.py --preset smoke"
+    completed = run_command(_argv(command, EAR), workdir)
+    return workdir, completed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", list(SWEEPS))
+def test_sweep_command(command, request, tmp_path):
+    name, settings = SWEEPS[command]
+    data_dir = None
+    if "--data-dir" in command:
+        data_dir = str(require_shared_data(*SHARED_SAMPLES[name]))
+    if command == "python sweeps/ear_xnli.py --preset smoke":
+        workdir, completed = request.getfixturevalue("ear_xnli_sweep")
+    else:
+        workdir, completed = tmp_path, run_command(_argv(command, settings), tmp_path)
+    _check_sweep(workdir, smoke_spec(name, _overrides(settings), data_dir), completed.stdout)
+
+
+@pytest.mark.slow
+def test_report_command_rebuilds_the_report(ear_xnli_sweep):
+    workdir, _ = ear_xnli_sweep
+    out = workdir / "rebuilt"
+    argv = shlex.split(REPORT.replace("[--tracking-uri URI] [--out DIR]", f"--out {out}"))[1:]
+    completed = run_command(argv, workdir, timeout=300)
+    selected = json.loads((out / "selected_config.json").read_text())
+    report = (out / "report.md").read_text()
+    assert selected["config_label"] in report and selected["config_label"] in completed.stdout
+
+
+@pytest.mark.parametrize(
+    "command", [command for command in readme_commands() if command.startswith(ONE_TRIAL)]
+)
+def test_one_trial_command_trains_and_evaluates(command, tmp_path):
+    given = dict(arg.split("=", 1) for arg in shlex.split(command) if "=" in arg)
+    settings = {key: value for key, value in TRIAL.items() if key not in given}
+    if given.get("method") == "ear":
+        settings["layer"] = "2"  # of the 2-layer model
+    completed = run_command(_argv(command, settings), tmp_path, timeout=300)
+    result = json.loads(completed.stdout[completed.stdout.rindex("\n{") :])
+    assert {"dev/en/accuracy", "test/es/accuracy", "test/ru/accuracy"} <= set(result["metrics"])
+    assert result["best_step"] > 0
+
+
+def test_cluster_command_validates_the_cluster_file(tmp_path):
+    argv = ["-m", "sweeps.cluster", str(REPO / "ray_cluster.yaml")]
+    completed = run_command(argv, tmp_path, timeout=120)
+    assert "ray_cluster.yaml: valid (aws, node types" in completed.stdout

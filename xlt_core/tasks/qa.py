@@ -1,0 +1,128 @@
+"""Extractive QA (SQuAD v1.1 format) into XQuAD, MLQA and TyDiQA-GoldP, behind the task
+protocol.
+
+Fine-tune on English (SQuAD; offline the English TyDiQA-GoldP train file), select on
+English dev F1, evaluate on every evaluation set that has the trial's languages: metrics
+`<set>/<lang>/f1` and `<set>/<lang>/exact_match` (set = xquad, mlqa, tydiqa; the split
+position holds the set, so analysis makes one table per set), and on XQuAD the
+cross-lingual directions `xquad/<q>-<c>/...` (questions in language q asked of contexts in
+c; `<target>-en` and `en-<target>`). Windows of max_seq_length tokens overlap by
+max_seq_length // 3 (XTREME: 384 and 128). Objectives: fine-tuning, ADV and RS-RP (the
+head's start/end loss); EAR and RS-DA copy sentence pairs. Every adaptation.
+"""
+
+from __future__ import annotations
+
+from xlt_core.config import ADAPTATIONS, TrialConfig
+from xlt_core.data.squad import (
+    EVAL_SETS,
+    available_eval_languages,
+    cross_lingual,
+    load_eval_set,
+    load_training,
+)
+from xlt_core.errors import ConfigError, DataError
+from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, limit
+from xlt_core.tasks.extractive_qa import QATrainingSet, encode_qa, predict_answers, score_answers
+
+# Parallel evaluation sets, on which questions of one language are also asked of the
+# contexts of the other (XQuAD: the same questions and paragraphs in every language).
+PARALLEL_QA_SETS = ("xquad",)
+
+
+def qa_eval_plan(config: TrialConfig) -> dict[str, list[str]]:
+    """Per evaluation set, the languages to evaluate (English and the target languages it
+    has). A set without files is absent; a set whose file is malformed raises DataError."""
+    plan = {}
+    for name in EVAL_SETS:
+        available = set(available_eval_languages(config.data_source, name, config.data_dir))
+        langs = [lang for lang in (config.source_lang, *config.target_langs) if lang in available]
+        if langs:
+            plan[name] = langs
+    return plan
+
+
+class QATask(TaskDeclaration):
+    def check(self, config: TrialConfig) -> None:
+        if config.data_source not in ("local", "hub"):
+            raise ConfigError(
+                "data_source",
+                config.data_source,
+                "local (XTREME layout with tydiqa/, xquad/, mlqa/) or hub for task=qa",
+            )
+        try:
+            if config.data_source == "local":
+                for split in ("train", "dev"):
+                    load_training("local", split, config.data_dir)
+            covered = {lang for langs in qa_eval_plan(config).values() for lang in langs}
+        except DataError as error:
+            raise ConfigError("data_dir", config.data_dir, str(error)) from None
+        missing = [lang for lang in config.target_langs if lang not in covered]
+        if missing:
+            raise ConfigError(
+                "target_langs",
+                ",".join(missing),
+                f"languages of at least one of {', '.join(EVAL_SETS)} "
+                f"(found: {', '.join(sorted(covered)) or 'none'})",
+            )
+
+    def read(self, config: TrialConfig) -> None:
+        self._evaluation_sets(config)
+        self.load_training(config)
+
+    def num_labels(self, config: TrialConfig) -> int:
+        return 2  # unused by the QA head (start and end logits)
+
+    def selection_metric(self, config: TrialConfig) -> str:
+        return f"dev/{config.source_lang}/f1"
+
+    def load_training(self, config: TrialConfig):
+        examples = load_training(config.data_source, "train", config.data_dir)
+        return limit(examples, config.max_train_examples)
+
+    def training_texts(self, examples) -> list[str]:
+        return [text for example in examples for text in (example.question, example.context)]
+
+    def encoder(self, config: TrialConfig, tokenizer, training_examples):
+        def encode(examples) -> QATrainingSet:
+            features = encode_qa(tokenizer, examples, config.max_seq_length, _stride(config))
+            return QATrainingSet(features, tokenizer.pad_token_id)
+
+        return encode
+
+    def evaluator(self, config: TrialConfig, model, tokenizer, device) -> SetEvaluator:
+        sets = self._evaluation_sets(config)
+        features = {
+            key: encode_qa(tokenizer, examples, config.max_seq_length, _stride(config))
+            for key, examples in sets.items()
+        }
+
+        def score(key):
+            batch_size, pad_id = 2 * config.batch_size, tokenizer.pad_token_id
+            answers = predict_answers(model, features[key], sets[key], batch_size, pad_id, device)
+            return score_answers(answers, sets[key])
+
+        dev = ("dev", config.source_lang)
+        return SetEvaluator(score, list(sets), dev, "f1", extra_metrics=("exact_match",))
+
+    def _evaluation_sets(self, config: TrialConfig) -> dict:
+        source, count = config.source_lang, config.max_eval_examples
+        sets = {("dev", source): load_training(config.data_source, "dev", config.data_dir)}
+        for name, langs in qa_eval_plan(config).items():
+            loaded = {
+                lang: load_eval_set(config.data_source, name, lang, config.data_dir)
+                for lang in langs
+            }
+            sets |= {(name, lang): examples for lang, examples in loaded.items()}
+            if name in PARALLEL_QA_SETS and source in loaded:
+                for lang in (lang for lang in langs if lang != source):
+                    sets[(name, f"{lang}-{source}")] = cross_lingual(loaded[lang], loaded[source])
+                    sets[(name, f"{source}-{lang}")] = cross_lingual(loaded[source], loaded[lang])
+        return {key: limit(examples, count) for key, examples in sets.items()}
+
+
+def _stride(config: TrialConfig) -> int:
+    return config.max_seq_length // 3
+
+
+TASK = QATask("qa", "question_answering", ("finetune", "adv", "rs_rp"), ADAPTATIONS)

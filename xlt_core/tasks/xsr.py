@@ -1,0 +1,132 @@
+"""Tatoeba sentence retrieval (XSR) with the encoder itself, behind the task protocol.
+
+No fine-tuning: the trial evaluates the original encoder (adaptation `none`) or the
+adjusted one (`adjusted`); `adjusted_continual` is refused, since Eq. 2 adds the alignment
+loss to a task loss and there is none. `method` must be `finetune`, the baseline's name:
+no objective runs. Target-language queries are ranked against all English sentences of
+the same part; per layer, the MRR of the gold translation.
+
+Choosing the reported layer on the test queries would be selection on test, so the first
+XSR_DEV_PAIRS pairs of each language (a dev part) choose it, and the remaining pairs (at
+most `max_eval_examples`) are the test: `test/<lang>/mrr` at the chosen layer
+(per-query reciprocal ranks as the example scores), `test/<lang>/mrr_layer_<k>` for every
+layer k (0 = embeddings), `xsr_layer/<lang>` the chosen layer, and `dev/<lang>/mrr` and
+`dev/pooled/mrr` (all dev queries; what the report selects on).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from xlt_core.config import TrialConfig
+from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
+from xlt_core.errors import ConfigError, DataError
+from xlt_core.tasks.base import TaskDeclaration
+from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer
+from xlt_schema import example_scores_key, metric_key
+
+# The first XSR_DEV_PAIRS pairs of each language choose the layer; the rest are the test.
+XSR_DEV_PAIRS = 100
+
+
+@dataclass
+class RetrievalEvaluator:
+    config: TrialConfig
+    model: torch.nn.Module
+    tokenizer: object
+    device: torch.device
+
+    def dev_metric(self) -> float:
+        raise RuntimeError("XSR trains nothing, so it has no dev metric during training")
+
+    def _ranks_per_layer(self, pairs) -> np.ndarray:
+        encoder, config = self.model.base_model.to(self.device), self.config
+
+        def vectors(sentences):
+            return layer_sentence_vectors(
+                encoder,
+                self.tokenizer,
+                sentences,
+                config.max_seq_length,
+                2 * config.batch_size,
+                self.device,
+            )
+
+        return mrr_per_layer(vectors(pairs.queries), vectors(pairs.english))
+
+    def evaluate(self):
+        config, metrics, scores, pooled = self.config, {}, {}, []
+        for lang in config.target_langs:
+            pairs = load_tatoeba(config.data_source, lang, config.data_dir)
+            if len(pairs) <= XSR_DEV_PAIRS:
+                raise DataError(
+                    f"Tatoeba {lang}: {len(pairs)} pairs, need more than the "
+                    f"{XSR_DEV_PAIRS} dev pairs that choose the layer"
+                )
+            dev_ranks = self._ranks_per_layer(pairs.select(0, XSR_DEV_PAIRS))
+            layer = choose_layer(dev_ranks.mean(axis=1))
+            count = config.max_eval_examples
+            test_ranks = self._ranks_per_layer(
+                pairs.select(XSR_DEV_PAIRS, XSR_DEV_PAIRS + count if count else None)
+            )
+            metrics[f"xsr_layer/{lang}"] = layer
+            for k, row in enumerate(test_ranks):
+                metrics[metric_key("test", lang, f"mrr_layer_{k}")] = float(row.mean())
+            for split, ranks in (("dev", dev_ranks[layer]), ("test", test_ranks[layer])):
+                metrics[metric_key(split, lang, "mrr")] = float(ranks.mean())
+                scores[example_scores_key(split, lang)] = {
+                    "split": split,
+                    "lang": lang,
+                    "metric": "mrr",
+                    "layer": layer,
+                    "scores": ranks.tolist(),
+                }
+            pooled.append(dev_ranks[layer])
+        metrics[metric_key("dev", "pooled", "mrr")] = float(np.concatenate(pooled).mean())
+        return metrics, scores
+
+
+class RetrievalTask(TaskDeclaration):
+    def check(self, config: TrialConfig) -> None:
+        try:
+            available = available_tatoeba_languages(config.data_source, config.data_dir)
+        except DataError as error:
+            raise ConfigError("data_source", config.data_source, str(error)) from None
+        missing = [
+            lang for lang in config.target_langs if available is not None and lang not in available
+        ]
+        if missing:
+            raise ConfigError(
+                "target_langs",
+                ",".join(missing),
+                f"languages with Tatoeba pairs under {config.data_dir}/tatoeba: "
+                f"{', '.join(available) or 'none'}",
+            )
+
+    def read(self, config: TrialConfig) -> None:
+        for lang in config.target_langs:
+            load_tatoeba(config.data_source, lang, config.data_dir)
+
+    def num_labels(self, config: TrialConfig) -> int:
+        return 2  # unused: no head
+
+    def selection_metric(self, config: TrialConfig) -> str:
+        return "dev/pooled/mrr"
+
+    def load_training(self, config: TrialConfig):
+        return []
+
+    def training_texts(self, examples) -> list[str]:
+        return []
+
+    def encoder(self, config: TrialConfig, tokenizer, training_examples):
+        raise RuntimeError("XSR trains nothing")
+
+    def evaluator(self, config: TrialConfig, model, tokenizer, device) -> RetrievalEvaluator:
+        return RetrievalEvaluator(config, model, tokenizer, device)
+
+
+TASK = RetrievalTask("xsr", "encoder", ("finetune",), ("none", "adjusted"), trains=False)
