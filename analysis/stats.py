@@ -16,9 +16,21 @@ Each returns a :class:`PairedTestResult` (mean difference, confidence interval, 
 :func:`holm` / :func:`benjamini_hochberg` correct the p-values of many languages.
 
 Every test has a ``*_batch`` form that runs many independent comparisons at once (a
-leading batch axis); resampling draws depend only on the seed and the data's shape, so
+leading batch axis); resampling draws depend only on the seed and the row's own data, so
 row b of a batch equals the single test on row b with the same seed. The calibration
 tests use the batch forms.
+
+Two resampling paths, the same in distribution. The general path draws per item: which
+examples a bootstrap resample holds, which units a permutation swaps. The grouped path
+serves discrete scores (0/1 accuracy averaged over a few seeds; entity counts), whose
+items take few distinct values: a bootstrap resample of n items is then a multinomial
+draw of n over the distinct values' empirical frequencies, and a permutation swaps
+Binomial(count, 1/2) of the count units that share a value, so each resample costs one
+draw per distinct value instead of one per item. Each comparison (row) takes the grouped
+path when its items take at most :data:`GROUPED_MAX_VALUES` distinct values and there
+are at least 8 items per value (for fewer, drawing per item is as cheap); continuous
+scores (F1, reciprocal rank) take the general path. The two paths use different random
+streams, so their p-values agree within Monte Carlo error, not digit for digit.
 """
 
 import warnings
@@ -37,6 +49,13 @@ _BLOCK_ENTRIES = 4_000_000
 # Resampled statistics within this relative distance of the observed one count as
 # reaching it: exact ties of discrete data must not be lost to float rounding.
 _TIE_TOLERANCE = 1e-9
+# Grouped resampling (see the module notes on the two paths): taken for a comparison whose
+# resampled items take at most GROUPED_MAX_VALUES distinct values, and at most one per
+# _GROUPED_ITEMS_PER_VALUE items (fewer items draw per item as fast). Items equal to
+# _GROUPED_DECIMALS decimals count as one value.
+GROUPED_MAX_VALUES = 64
+_GROUPED_ITEMS_PER_VALUE = 8
+_GROUPED_DECIMALS = 9
 
 Statistic = Callable[[np.ndarray], np.ndarray]
 
@@ -164,6 +183,57 @@ def _percentile_interval(values: np.ndarray, level: float) -> tuple[np.ndarray, 
     return low, high
 
 
+def _group_codes(keys: np.ndarray, limit: int) -> tuple[int, np.ndarray] | None:
+    """(n, k) keys -> (G, (n,) group index of each row) for the G distinct rows, or None
+    when there are more than ``limit``."""
+    order = np.lexsort(keys.T)
+    ordered = keys[order]
+    starts = np.empty(len(keys), dtype=bool)
+    starts[0] = True
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=starts[1:])
+    n_groups = int(np.count_nonzero(starts))
+    if n_groups > limit:
+        return None
+    codes = np.empty(len(keys), dtype=np.int64)
+    codes[order] = np.cumsum(starts) - 1
+    return n_groups, codes
+
+
+def _value_groups(items: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(n, k) items -> ((G, k) distinct values, (G,) counts) when the grouped path pays, else
+    None.
+
+    Items equal to _GROUPED_DECIMALS decimals form one group, represented by its members'
+    mean (so counts @ values is the items' sum). The grouped path pays when
+    G <= GROUPED_MAX_VALUES and n >= _GROUPED_ITEMS_PER_VALUE * G.
+    """
+    n, k = items.shape
+    limit = min(GROUPED_MAX_VALUES, n // _GROUPED_ITEMS_PER_VALUE)
+    if limit < 1:
+        return None
+    keys = np.round(items, _GROUPED_DECIMALS) + 0.0  # + 0.0 turns -0.0 into 0.0
+    # A prefix with too many values already decides it, without sorting every item.
+    if _group_codes(keys[: 4 * limit + 1], limit) is None:
+        return None
+    coded = _group_codes(keys, limit)
+    if coded is None:
+        return None
+    n_groups, codes = coded
+    counts = np.bincount(codes, minlength=n_groups)
+    sums = np.stack(
+        [np.bincount(codes, weights=items[:, j], minlength=n_groups) for j in range(k)], axis=1
+    )
+    return sums / counts[:, None], counts
+
+
+def _multinomial_counts(rng: np.random.Generator, rows: int, counts: np.ndarray) -> np.ndarray:
+    """(rows, G) bootstrap resamples of n = counts.sum() items whose group g holds counts[g]
+    of them: how many of the n draws with replacement fall in each group, a multinomial
+    draw of n over the frequencies counts / n."""
+    total = int(counts.sum())
+    return rng.multinomial(total, counts / total, size=rows).astype(float)
+
+
 # --------------------------------------------------------------------------- paired t-test
 
 
@@ -214,29 +284,87 @@ def paired_ttest(system, baseline, level: float = CONFIDENCE_LEVEL) -> PairedTes
 # --------------------------------------------------------------------------- bootstrap
 
 
-def _bootstrap_moments(
-    differences: np.ndarray, n_resamples: int, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Resampled means and t statistics of the null-centred differences, each (batch, B).
+def _resampled_t(mean: np.ndarray, variance: np.ndarray, n: int) -> np.ndarray:
+    """t = mean / sqrt(variance / n) of resamples of n items."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = mean / np.sqrt(variance / n)
+    # A resample of identical values has no spread: |t| is 0 (no shift) or infinite.
+    return np.where(variance > 0, t, np.where(np.abs(mean) > 1e-15, np.inf, 0.0))
 
-    ``differences`` is (batch, n). Every row is resampled with the same draws.
-    """
-    n = differences.shape[1]
-    centred = differences - differences.mean(axis=1, keepdims=True)
+
+def _general_bootstrap_moments(
+    centred: np.ndarray, n_resamples: int, seed: int, with_t: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """General path: every row of ``centred`` (batch, n) resampled with the same draws of
+    examples (a count matrix per block)."""
+    n = centred.shape[1]
     squares = centred**2
     rng = np.random.default_rng(seed)
     means, t_values = [], []
     for rows in _blocks(n_resamples, n):
         weights = _bootstrap_weights(rng, rows, n)
         mean = centred @ weights.T / n
-        variance = np.maximum((squares @ weights.T - n * mean**2) / (n - 1), 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            t = mean / np.sqrt(variance / n)
-        # A resample of identical values has no spread: |t| is 0 (no shift) or infinite.
-        t = np.where(variance > 0, t, np.where(np.abs(mean) > 1e-15, np.inf, 0.0))
         means.append(mean)
-        t_values.append(t)
-    return np.concatenate(means, axis=1), np.concatenate(t_values, axis=1)
+        if with_t:
+            variance = np.maximum((squares @ weights.T - n * mean**2) / (n - 1), 0.0)
+            t_values.append(_resampled_t(mean, variance, n))
+    return np.concatenate(means, axis=1), np.concatenate(t_values, axis=1) if with_t else None
+
+
+def _grouped_bootstrap_moments(
+    values: np.ndarray, counts: np.ndarray, n_resamples: int, seed: int, with_t: bool
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Grouped path for one row: ``counts[g]`` of its n items equal ``values[g]``; each
+    resample is a multinomial draw of how many of its n items take each value, and its mean
+    and variance follow from those counts."""
+    n = int(counts.sum())
+    rng = np.random.default_rng(seed)
+    means, t_values = [], []
+    for rows in _blocks(n_resamples, len(values)):
+        draws = _multinomial_counts(rng, rows, counts)
+        mean = draws @ values / n
+        means.append(mean)
+        if with_t:
+            variance = np.einsum("rg,rg->r", draws, (values - mean[:, None]) ** 2) / (n - 1)
+            t_values.append(_resampled_t(mean, variance, n))
+    return np.concatenate(means), np.concatenate(t_values) if with_t else None
+
+
+def _bootstrap_moments(
+    differences: np.ndarray, n_resamples: int, seed: int, with_t: bool = True
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Resampled means and t statistics (None unless ``with_t``) of the null-centred
+    differences, each (batch, B).
+
+    ``differences`` is (batch, n). Rows whose differences take few distinct values take the
+    grouped path, each with its own generator seeded by ``seed``; the others take the
+    general path together, all resampled with the same draws. Either way a row's draws
+    depend only on the seed and the row.
+    """
+    batch, n = differences.shape
+    centred = differences - differences.mean(axis=1, keepdims=True)
+    means = np.empty((batch, n_resamples))
+    t_values = np.empty((batch, n_resamples)) if with_t else None
+    general = []
+    for row in range(batch):
+        groups = _value_groups(centred[row][:, None])
+        if groups is None:
+            general.append(row)
+            continue
+        row_means, row_t = _grouped_bootstrap_moments(
+            groups[0][:, 0], groups[1], n_resamples, seed, with_t
+        )
+        means[row] = row_means
+        if with_t:
+            t_values[row] = row_t
+    if general:
+        general_means, general_t = _general_bootstrap_moments(
+            centred[general], n_resamples, seed, with_t
+        )
+        means[general] = general_means
+        if with_t:
+            t_values[general] = general_t
+    return means, t_values
 
 
 def _observed_t(differences: np.ndarray) -> np.ndarray:
@@ -301,6 +429,10 @@ def bootstrap_ttest(
     counting the observed data as one of them. The interval is the percentile bootstrap
     interval of the mean difference (the same draws on the uncentred differences).
     Unlike the analytic t-test, it does not assume t follows Student's distribution.
+
+    When the differences take few distinct values (0/1 scores over a few seeds) each
+    resample is drawn as a multinomial count per value instead (see the module notes):
+    the same distribution of t*, different random draws.
     """
     system, baseline = _paired_arrays(system, baseline)
     result = bootstrap_ttest_batch(system[None], baseline[None], n_resamples, seed, level)
@@ -315,11 +447,11 @@ def bootstrap_ci_batch(
     level: float = CONFIDENCE_LEVEL,
 ) -> BatchResult:
     """:func:`bootstrap_ci` on arrays shaped (batch, seeds, examples): one interval and one
-    p-value per row, from the same draws of examples for every row."""
+    p-value per row (rows on the general path share their draws of examples)."""
     differences, mean, n_resamples, level = _batched_differences(
         system, baseline, n_resamples, level
     )
-    resampled = mean[:, None] + _bootstrap_moments(differences, n_resamples, seed)[0]
+    resampled = mean[:, None] + _bootstrap_moments(differences, n_resamples, seed, False)[0]
     low, high = _percentile_interval(resampled, level)
     tolerance = 1e-12 * np.maximum(1.0, np.abs(mean))[:, None]
     at_or_below = np.count_nonzero(resampled <= tolerance, axis=1)
@@ -344,6 +476,8 @@ def bootstrap_ci(
     times and the mean difference recomputed; the interval holds the central ``level``
     share of those means. Its p-value inverts the interval: twice the smaller share of
     resampled means on either side of zero, (1 + count) / (n_resamples + 1), capped at 1.
+    Discrete differences are resampled as multinomial counts per distinct value, as in
+    :func:`bootstrap_ttest`.
     """
     system, baseline = _paired_arrays(system, baseline)
     result = bootstrap_ci_batch(system[None], baseline[None], n_resamples, seed, level)
@@ -384,6 +518,125 @@ def _units(array: np.ndarray) -> np.ndarray:
     return array.reshape(batch, seeds * examples, k)
 
 
+def _general_permutations(
+    system_sum: np.ndarray,
+    baseline_sum: np.ndarray,
+    swap_gain: np.ndarray,
+    statistic: Statistic,
+    n_iterations: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """General path: (batch, B) permuted metric differences, each iteration a 0/1 swap per
+    unit, the same swaps for every row."""
+    n_units = swap_gain.shape[1]
+    permuted = []
+    for rows in _blocks(n_iterations, n_units):
+        swaps = rng.integers(0, 2, size=(rows, n_units)).astype(float)
+        shift = _weighted_sums(swaps, swap_gain)
+        permuted.append(
+            statistic(system_sum[:, None] + shift) - statistic(baseline_sum[:, None] - shift)
+        )
+    return np.concatenate(permuted, axis=1)
+
+
+_WORD_BITS = 64
+_M1, _M2, _M4, _H01 = (
+    np.uint64(0x5555555555555555),
+    np.uint64(0x3333333333333333),
+    np.uint64(0x0F0F0F0F0F0F0F0F),
+    np.uint64(0x0101010101010101),
+)
+
+
+def _popcount(words: np.ndarray) -> np.ndarray:
+    """Number of set bits of each uint64 (the SWAR bit count)."""
+    words = words - ((words >> np.uint64(1)) & _M1)
+    words = (words & _M2) + ((words >> np.uint64(2)) & _M2)
+    words = (words + (words >> np.uint64(4))) & _M4
+    return (words * _H01) >> np.uint64(56)
+
+
+def _fair_binomials(rng: np.random.Generator, rows: int, counts: np.ndarray) -> np.ndarray:
+    """(rows, G) draws of Binomial(counts[g], 1/2): how many of a group's units a permutation
+    swaps. A group of at most 64 units counts the set bits of one uniform word of that many
+    bits (its bits are the units' fair coin flips); a larger one draws a binomial, one call
+    per group so numpy reuses the binomial's setup."""
+    swapped = np.empty((rows, len(counts)))
+    small = np.flatnonzero(counts <= _WORD_BITS)
+    if len(small):
+        highest = np.array([2 ** int(counts[g]) - 1 for g in small], dtype=np.uint64)
+        words = rng.integers(0, highest, size=(rows, len(small)), dtype=np.uint64, endpoint=True)
+        swapped[:, small] = _popcount(words)
+    for group in np.flatnonzero(counts > _WORD_BITS):
+        swapped[:, group] = rng.binomial(counts[group], 0.5, size=rows)
+    return swapped
+
+
+def _grouped_permutations(
+    system_sum: np.ndarray,
+    baseline_sum: np.ndarray,
+    gains: np.ndarray,
+    counts: np.ndarray,
+    statistic: Statistic,
+    n_iterations: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Grouped path for one row: ``counts[g]`` units share the swap gain ``gains[g]`` (k,);
+    swapping each with probability 1/2 swaps Binomial(counts[g], 1/2) of them, and the sums
+    depend only on how many. (B,) permuted metric differences."""
+    moving = np.any(gains != 0, axis=1)  # units whose swap changes nothing need no draw
+    gains, counts = gains[moving], counts[moving]
+    permuted = []
+    for rows in _blocks(n_iterations, max(len(counts), 1)):
+        swapped = _fair_binomials(rng, rows, counts)
+        shift = (swapped @ gains)[None]
+        permuted.append(statistic(system_sum + shift)[0] - statistic(baseline_sum - shift)[0])
+    return np.concatenate(permuted)
+
+
+def _general_unit_bootstrap(
+    system_units: np.ndarray,
+    baseline_units: np.ndarray,
+    statistic: Statistic,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """General path: (batch, B) metric differences on units drawn with replacement, the same
+    draws for every row."""
+    n_units = system_units.shape[1]
+    resampled = []
+    for rows in _blocks(n_resamples, n_units):
+        weights = _bootstrap_weights(rng, rows, n_units)
+        resampled.append(
+            statistic(_weighted_sums(weights, system_units))
+            - statistic(_weighted_sums(weights, baseline_units))
+        )
+    return np.concatenate(resampled, axis=1)
+
+
+def _grouped_unit_bootstrap(
+    values: np.ndarray,
+    counts: np.ndarray,
+    statistic: Statistic | None,
+    n_resamples: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Grouped path for one row: ``counts[g]`` units equal ``values[g]``, which is the unit's
+    (system - baseline) score for the mean statistic (``statistic`` None), else its
+    [system counts, baseline counts]. (B,) metric differences of multinomial resamples."""
+    n_units = int(counts.sum())
+    k = values.shape[1] // 2
+    resampled = []
+    for rows in _blocks(n_resamples, len(counts)):
+        draws = _multinomial_counts(rng, rows, counts)
+        sums = draws @ values
+        if statistic is None:
+            resampled.append(sums[:, 0] / n_units)
+        else:
+            resampled.append(statistic(sums[None, :, :k])[0] - statistic(sums[None, :, k:])[0])
+    return np.concatenate(resampled)
+
+
 def permutation_test_batch(
     system,
     baseline,
@@ -392,8 +645,13 @@ def permutation_test_batch(
     statistic: Statistic | None = None,
     level: float = CONFIDENCE_LEVEL,
 ) -> BatchResult:
-    """:func:`permutation_test` on arrays shaped (batch, seeds, examples[, k]): every row is
-    permuted with the same swaps, so the rows' p-values come from one set of iterations."""
+    """:func:`permutation_test` on arrays shaped (batch, seeds, examples[, k]).
+
+    Rows whose units take few distinct values take the grouped path, each with its own
+    generator seeded by ``seed``; the others take the general path, permuted with the same
+    swaps (and resampled with the same draws). Either way a row's draws depend only on the
+    seed and the row, so row b equals the single test on row b.
+    """
     system, baseline = _paired_arrays(system, baseline, trailing_axes=(2, 3), batched=True)
     n_iterations, level = _check_resamples("n_iterations", n_iterations), _check_level(level)
     if system.ndim == 3:
@@ -405,8 +663,9 @@ def permutation_test_batch(
         )
     _check_examples(system.shape[1], system.shape[2])
     system_units, baseline_units = _units(system), _units(baseline)
-    n_units = system_units.shape[1]
-    if statistic is None:
+    batch, n_units, _ = system_units.shape
+    mean_statistic = statistic is None
+    if mean_statistic:
 
         def statistic(sums):  # the mean per-example score over all units
             return sums[..., 0] / n_units
@@ -414,27 +673,63 @@ def permutation_test_batch(
     system_sum, baseline_sum = system_units.sum(axis=1), baseline_units.sum(axis=1)
     observed = statistic(system_sum) - statistic(baseline_sum)
     swap_gain = baseline_units - system_units  # what the system's sum gains when a unit is swapped
-    rng = np.random.default_rng(seed)
-    permuted, resampled = [], []
-    for rows in _blocks(n_iterations, n_units):
-        swaps = rng.integers(0, 2, size=(rows, n_units)).astype(float)
-        shift = _weighted_sums(swaps, swap_gain)
-        permuted.append(
-            statistic(system_sum[:, None] + shift) - statistic(baseline_sum[:, None] - shift)
+    # The mean statistic's resamples depend only on each unit's difference; others need both.
+    if mean_statistic:
+        unit_values = system_units - baseline_units
+    else:
+        unit_values = np.concatenate([system_units, baseline_units], axis=2)
+    # Separate streams, so a row's draws do not depend on the path of the other rows.
+    permutation_seed, bootstrap_seed = np.random.SeedSequence(seed).spawn(2)
+    permuted = np.empty((batch, n_iterations))
+    resampled = np.empty((batch, n_iterations))
+    general_permuted, general_resampled = [], []
+    for row in range(batch):
+        groups = _value_groups(swap_gain[row])
+        if groups is None:
+            general_permuted.append(row)
+        else:
+            permuted[row] = _grouped_permutations(
+                system_sum[row : row + 1],
+                baseline_sum[row : row + 1],
+                *groups,
+                statistic,
+                n_iterations,
+                np.random.default_rng(permutation_seed),
+            )
+        groups = _value_groups(unit_values[row])
+        if groups is None:
+            general_resampled.append(row)
+        else:
+            resampled[row] = _grouped_unit_bootstrap(
+                *groups,
+                None if mean_statistic else statistic,
+                n_iterations,
+                np.random.default_rng(bootstrap_seed),
+            )
+    if general_permuted:
+        permuted[general_permuted] = _general_permutations(
+            system_sum[general_permuted],
+            baseline_sum[general_permuted],
+            swap_gain[general_permuted],
+            statistic,
+            n_iterations,
+            np.random.default_rng(permutation_seed),
         )
-    for rows in _blocks(n_iterations, n_units):
-        weights = _bootstrap_weights(rng, rows, n_units)
-        resampled.append(
-            statistic(_weighted_sums(weights, system_units))
-            - statistic(_weighted_sums(weights, baseline_units))
+    if general_resampled:
+        resampled[general_resampled] = _general_unit_bootstrap(
+            system_units[general_resampled],
+            baseline_units[general_resampled],
+            statistic,
+            n_iterations,
+            np.random.default_rng(bootstrap_seed),
         )
-    low, high = _percentile_interval(np.concatenate(resampled, axis=1), level)
+    low, high = _percentile_interval(resampled, level)
     return BatchResult(
         mean_difference=observed,
         ci_low=low,
         ci_high=high,
         statistic=observed,
-        p_value=_two_sided_p(np.concatenate(permuted, axis=1), observed),
+        p_value=_two_sided_p(permuted, observed),
     )
 
 
@@ -459,6 +754,14 @@ def permutation_test(
     difference; two-sided p = (1 + #{|permuted| >= |observed|}) / (n_iterations + 1).
     The interval is a percentile bootstrap of the metric difference over units
     (``n_iterations`` resamples).
+
+    Since the metric depends on the units only through the sums, units with the same swap
+    gain (baseline - system, a k-vector) are interchangeable: when those gains take few
+    distinct values, an iteration draws how many units of each gain are swapped,
+    Binomial(count, 1/2), instead of one swap per unit; likewise the interval resamples
+    multinomial counts of the distinct units (of their difference for the default mean,
+    of their (system, baseline) pair for a ``statistic``). This holds for any statistic of
+    the summed counts, e.g. entity F1 when sentences' count vectors repeat.
     """
     system, baseline = _paired_arrays(system, baseline, trailing_axes=(2, 3))
     result = permutation_test_batch(

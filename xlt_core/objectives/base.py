@@ -23,6 +23,10 @@ class TrainingSet(Protocol):
     def batch(self, indices: Sequence[int]) -> Batch:
         """Model inputs plus the head's targets (`labels`, ...) for the given items."""
 
+    def lengths(self) -> Sequence[int]:
+        """Per item, the width its rows pad a batch to (its longest row, in tokens): the
+        training loop groups items of similar length into batches (`group_by_length`)."""
+
 
 Encoder = Callable[[Sequence[Any]], TrainingSet]
 

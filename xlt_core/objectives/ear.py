@@ -67,6 +67,13 @@ class AugmentedPairTrainingSet:
     def __len__(self) -> int:
         return len(self.copies)
 
+    def lengths(self) -> list[int]:
+        """Item i's width: the longer of copy i and its original (both rows are in a batch)."""
+        return [
+            max(len(self.originals.input_ids[i // self.m]), len(ids))
+            for i, ids in enumerate(self.copies.input_ids)
+        ]
+
     def batch(self, indices: Sequence[int]) -> Batch:
         original_indices = [i // self.m for i in indices]
         batch = pad_batch(

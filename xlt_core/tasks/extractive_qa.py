@@ -14,7 +14,11 @@ import numpy as np
 import torch
 
 from xlt_core.data.squad import QAExample
-from xlt_core.tasks.pair_classification import PaddedTrainingSet, pad_batch
+from xlt_core.tasks.pair_classification import (
+    PaddedTrainingSet,
+    pad_batch,
+    token_budget_batches,
+)
 
 MAX_ANSWER_TOKENS = 30  # longest predicted span, as in the SQuAD/XTREME scripts
 N_BEST = 20  # start and end candidates per window
@@ -174,12 +178,15 @@ def predict_answers(
     batch_size: int,
     pad_id: int,
     device: torch.device,
+    tokens_per_batch: int | None = None,
 ) -> list[str]:
-    """The answer text of each example: the best span over all of its windows."""
+    """The answer text of each example: the best span over all of its windows (the first
+    window's on a tie). Windows are batched by length within a token budget
+    (`token_budget_batches`), then compared in their own order."""
     model.eval()
-    best: dict[int, tuple[float, str]] = {}
-    for start in range(0, len(features), batch_size):
-        rows = range(start, min(start + batch_size, len(features)))
+    spans: list[tuple[float, int, int] | None] = [None] * len(features)
+    lengths = [len(ids) for ids in features.input_ids]
+    for rows in token_budget_batches(lengths, batch_size, tokens_per_batch):
         batch = {
             k: v.to(device)
             for k, v in pad_batch(
@@ -192,12 +199,16 @@ def predict_answers(
             output.end_logits.float().cpu().numpy(),
         )
         for position, row in enumerate(rows):
-            span = best_span(start_logits[position], end_logits[position], features.offsets[row])
-            index = features.example_index[row]
-            if span and (index not in best or span[0] > best[index][0]):
-                context = examples[index].context
-                best[index] = (
-                    span[0],
-                    context[features.offsets[row][span[1]][0] : features.offsets[row][span[2]][1]],
-                )
+            spans[row] = best_span(
+                start_logits[position], end_logits[position], features.offsets[row]
+            )
+    best: dict[int, tuple[float, str]] = {}
+    for row, span in enumerate(spans):
+        index = features.example_index[row]
+        if span and (index not in best or span[0] > best[index][0]):
+            context = examples[index].context
+            best[index] = (
+                span[0],
+                context[features.offsets[row][span[1]][0] : features.offsets[row][span[2]][1]],
+            )
     return [best[i][1] if i in best else "" for i in range(len(examples))]

@@ -72,9 +72,9 @@ class NERTask(TaskDeclaration):
         def score(key):
             encoded = sets[key]
             batch_size, pad_id = 2 * config.batch_size, tokenizer.pad_token_id
-            return score_tags(
-                predict_tags(model, encoded, batch_size, pad_id, device), encoded.tags
-            )
+            budget = config.eval_token_budget()
+            predictions = predict_tags(model, encoded, batch_size, pad_id, device, budget)
+            return score_tags(predictions, encoded.tags)
 
         return SetEvaluator(score, list(sets), ("dev", config.source_lang), "f1")
 

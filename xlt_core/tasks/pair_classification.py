@@ -1,4 +1,5 @@
-"""Sentence-pair classification (XNLI, PAWS-X): encoding, batching and scoring."""
+"""Sentence-pair classification (XNLI, PAWS-X): encoding, batching and scoring; the padding
+and token-budget evaluation batches every task shares."""
 
 from __future__ import annotations
 
@@ -83,6 +84,10 @@ class PaddedTrainingSet:
     def __len__(self) -> int:
         return len(self.encoded)
 
+    def lengths(self) -> list[int]:
+        """Each item's width: the length of its row."""
+        return [len(ids) for ids, _ in self.rows(range(len(self)))]
+
     def rows(self, indices: Sequence[int]) -> list[tuple[list[int], list[int]]]:
         raise NotImplementedError
 
@@ -123,18 +128,45 @@ def rows(encoded: EncodedPairs, indices: Sequence[int]) -> list[tuple[list[int],
     return [(encoded.input_ids[i], encoded.token_type_ids[i]) for i in indices]
 
 
+def token_budget_batches(
+    lengths: Sequence[int], batch_size: int, tokens_per_batch: int | None = None
+) -> list[list[int]]:
+    """Evaluation batches: row indices sorted by length (ties in index order), each batch
+    as many rows as fit the budget of padded tokens (rows x the batch's longest row); a
+    row longer than the budget is a batch of its own. Every task's prediction uses it.
+
+    The budget is `tokens_per_batch` (`TrialConfig.eval_token_budget()`), or by default
+    `batch_size` x the longest row: the padded tokens of the widest batch that
+    `batch_size` rows per batch made, so no batch is bigger than that one was, and
+    batches of short rows hold more rows."""
+    budget = tokens_per_batch or batch_size * max(lengths, default=1)
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        if current and (len(current) + 1) * lengths[i] > budget:
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches
+
+
 @torch.no_grad()
 def predict(
-    model, encoded: EncodedPairs, batch_size: int, pad_id: int, device: torch.device
+    model,
+    encoded: EncodedPairs,
+    batch_size: int,
+    pad_id: int,
+    device: torch.device,
+    tokens_per_batch: int | None = None,
 ) -> np.ndarray:
-    """Predicted label per example, in the examples' order.
-
-    Examples are batched by length so that little padding is computed."""
+    """Predicted label per example, in the examples' order; batches by length within a
+    token budget (`token_budget_batches`), so that little padding is computed."""
     model.eval()
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded.input_ids[i]))
+    lengths = [len(ids) for ids in encoded.input_ids]
     predictions = np.empty(len(encoded), dtype=np.int64)
-    for start in range(0, len(order), batch_size):
-        chunk = order[start : start + batch_size]
+    for chunk in token_budget_batches(lengths, batch_size, tokens_per_batch):
         batch = {k: v.to(device) for k, v in pad_batch(rows(encoded, chunk), pad_id).items()}
         with torch.autocast(
             device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"

@@ -60,7 +60,8 @@ class PairClassificationTask(TaskDeclaration):
         def score(key):
             encoded = sets[key]
             batch_size, pad_id = 2 * config.batch_size, tokenizer.pad_token_id
-            predictions = predict(model, encoded, batch_size, pad_id, device)
+            budget = config.eval_token_budget()
+            predictions = predict(model, encoded, batch_size, pad_id, device, budget)
             return score_predictions(predictions, encoded.labels)
 
         return SetEvaluator(score, list(sets), ("dev", config.source_lang), "accuracy")

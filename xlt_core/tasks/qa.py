@@ -99,7 +99,15 @@ class QATask(TaskDeclaration):
 
         def score(key):
             batch_size, pad_id = 2 * config.batch_size, tokenizer.pad_token_id
-            answers = predict_answers(model, features[key], sets[key], batch_size, pad_id, device)
+            answers = predict_answers(
+                model,
+                features[key],
+                sets[key],
+                batch_size,
+                pad_id,
+                device,
+                config.eval_token_budget(),
+            )
             return score_answers(answers, sets[key])
 
         dev = ("dev", config.source_lang)

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from xlt_core.tasks.pair_classification import pad_batch
+from xlt_core.tasks.pair_classification import pad_batch, token_budget_batches
 
 
 @torch.no_grad()
@@ -19,27 +19,31 @@ def layer_sentence_vectors(
     max_length: int,
     batch_size: int,
     device: torch.device,
+    tokens_per_batch: int | None = None,
 ) -> torch.Tensor:
     """(layers + 1, sentences, hidden): the mean over each sentence's tokens (special
     tokens included, padding excluded) of every hidden state; index 0 is the embedding
-    output, index k the k-th transformer layer."""
+    output, index k the k-th transformer layer. Sentences are batched by length within a
+    token budget (`token_budget_batches`); the vectors come back in the sentences' order."""
     encoder.eval()
     ids = tokenizer(list(sentences), truncation=True, max_length=max_length)["input_ids"]
-    parts = []
-    for start in range(0, len(ids), batch_size):
+    vectors = None
+    for chunk in token_budget_batches([len(row) for row in ids], batch_size, tokens_per_batch):
         batch = {
             k: v.to(device)
             for k, v in pad_batch(
-                [(row, [0] * len(row)) for row in ids[start : start + batch_size]],
-                tokenizer.pad_token_id,
+                [(ids[i], [0] * len(ids[i])) for i in chunk], tokenizer.pad_token_id
             ).items()
         }
         hidden = torch.stack(
             encoder(**batch, output_hidden_states=True).hidden_states
         )  # (L+1, B, T, H)
         mask = batch["attention_mask"].to(hidden.dtype)[None, :, :, None]
-        parts.append(((hidden * mask).sum(dim=2) / mask.sum(dim=2)).float().cpu())
-    return torch.cat(parts, dim=1)
+        pooled = ((hidden * mask).sum(dim=2) / mask.sum(dim=2)).float().cpu()
+        if vectors is None:
+            vectors = torch.empty(pooled.shape[0], len(ids), pooled.shape[2])
+        vectors[:, chunk] = pooled
+    return vectors
 
 
 def reciprocal_ranks(queries: torch.Tensor, candidates: torch.Tensor) -> np.ndarray:

@@ -10,7 +10,11 @@ import numpy as np
 import torch
 
 from xlt_core.data.ner import NER_LABELS, TaggedSentence
-from xlt_core.tasks.pair_classification import PaddedTrainingSet, pad_batch
+from xlt_core.tasks.pair_classification import (
+    PaddedTrainingSet,
+    pad_batch,
+    token_budget_batches,
+)
 
 IGNORE = -100  # label of non-first subwords and special tokens: no loss, no prediction
 
@@ -60,15 +64,19 @@ class TokenTrainingSet(PaddedTrainingSet):
 
 @torch.no_grad()
 def predict_tags(
-    model, encoded: EncodedTokens, batch_size: int, pad_id: int, device: torch.device
+    model,
+    encoded: EncodedTokens,
+    batch_size: int,
+    pad_id: int,
+    device: torch.device,
+    tokens_per_batch: int | None = None,
 ) -> list[list[int]]:
     """Predicted tag per word (read at its first subword); a word cut off by the length
-    limit is predicted O."""
+    limit is predicted O. Batches by length within a token budget (`token_budget_batches`)."""
     model.eval()
     predictions: list[list[int]] = [[] for _ in range(len(encoded))]
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded.input_ids[i]))
-    for start in range(0, len(order), batch_size):
-        chunk = order[start : start + batch_size]
+    lengths = [len(ids) for ids in encoded.input_ids]
+    for chunk in token_budget_batches(lengths, batch_size, tokens_per_batch):
         batch = {
             k: v.to(device)
             for k, v in pad_batch(

@@ -53,6 +53,7 @@ class RetrievalEvaluator:
                 config.max_seq_length,
                 2 * config.batch_size,
                 self.device,
+                config.eval_token_budget(),
             )
 
         return mrr_per_layer(vectors(pairs.queries), vectors(pairs.english))
