@@ -69,6 +69,7 @@ CASES = [
     ("negative beta", ["--set", "beta=-1"], ["beta", "-1"]),
     ("layer too deep", ["--set", "layer=13"], ["layer", "13"]),
     ("unknown target language", ["--set", "target_langs=es,xx"], ["target_langs", "xx"]),
+    ("repeated target language", ["--set", "target_langs=es,es"], ["target_langs", "distinct"]),
     ("non-numeric epochs", ["--set", "epochs=abc"], ["epochs", "abc"]),
     ("infinite learning rate", ["--set", "learning_rate=inf"], ["learning_rate", "finite"]),
     ("unknown setting", ["--set", "nonsense=1"], ["nonsense", "unknown setting"]),

@@ -114,3 +114,51 @@ def test_without_the_settings_only_the_ordinary_sets_are_built(tmp_path):
         {"target_langs": "es", "max_eval_examples": 10, "cache_dir": str(tmp_path)}
     )
     assert list(evaluation_sets(config)) == [("dev", "en"), ("test", "en"), ("test", "es")]
+
+
+def _xnli_copy_with_lines_deleted(shared, target, first, count):
+    data = target / "data"
+    (data / "xnli").mkdir(parents=True)
+    for name in ("train-en.tsv", "dev-en.tsv", "test-en.tsv", "test-es.tsv"):
+        lines = (shared / "xnli" / name).read_text().splitlines(keepends=True)
+        if name == "test-es.tsv":
+            del lines[first : first + count]
+        (data / "xnli" / name).write_text("".join(lines))
+    return data
+
+
+def test_misaligned_xnli_test_files_are_refused_before_any_work(shared_data, tmp_path):
+    """10 lines deleted in the middle of test-es.tsv: the lengths differ, so the sweep's
+    pre-flight read (`read_data`) refuses it, naming both files."""
+    from xlt_core.trial import read_data
+
+    data = _xnli_copy_with_lines_deleted(shared_data, tmp_path, 2000, 10)
+    config = TrialConfig.from_dict(
+        {
+            "data_source": "local",
+            "data_dir": str(data),
+            "target_langs": "es",
+            "generalized_pairs": True,
+        }
+    )
+    with pytest.raises(DataError, match="test-es holds 5000 examples and test-en 5010"):
+        read_data(config)
+
+
+def test_xnli_labels_that_differ_at_a_line_mean_misalignment(shared_data, tmp_path):
+    """Cut to the same length (max_eval_examples), the shifted file's labels disagree with
+    English at the first deleted line: XNLI keeps every label, so that is misalignment."""
+    data = _xnli_copy_with_lines_deleted(shared_data, tmp_path, 100, 10)
+    config = TrialConfig.from_dict(
+        {
+            "data_source": "local",
+            "data_dir": str(data),
+            "target_langs": "es",
+            "mixed_language": True,
+            "max_eval_examples": 1000,
+        }
+    )
+    with pytest.raises(
+        DataError, match="test-es is not aligned with test-en: example 101 is labelled"
+    ):
+        evaluation_sets(config)

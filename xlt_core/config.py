@@ -229,6 +229,10 @@ class TrialConfig:
             raise ConfigError("model", self.model, f"'{TINY_MODEL}', a hub id or a local directory")
         if not self.target_langs:
             raise ConfigError("target_langs", self.target_langs, "at least one target language")
+        if len(set(self.target_langs)) != len(self.target_langs):
+            raise ConfigError(
+                "target_langs", ",".join(self.target_langs), "distinct languages, e.g. es,de"
+            )
         if self.source_lang != "en":
             raise ConfigError(
                 "source_lang", self.source_lang, "only 'en' (the training data is English)"

@@ -19,9 +19,14 @@ from __future__ import annotations
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PairExample
 from xlt_core.data.loading import load_split
+from xlt_core.errors import DataError
 from xlt_core.tasks.pair_classification import cross_lingual_pairs, mixed_language_pairs
 
 MIXED_LANGUAGE_SEED = 0
+# Whether a task's translated test sets keep every label: XNLI's do, so a label that differs
+# between two languages' files at the same line means the files are misaligned; the PAWS-X
+# translations relabel about 1% of pairs, whose generalized pairs are left out instead.
+LABELS_AGREE_ACROSS_LANGUAGES = {"xnli": True, "pawsx": False}
 
 
 def pair_language(first: str, second: str) -> str:
@@ -35,6 +40,8 @@ def evaluation_sets(config: TrialConfig) -> dict[tuple[str, str], list[PairExamp
     sets = {("dev", config.source_lang): load_split(config, "dev", config.source_lang)}
     test = {lang: load_split(config, "test", lang) for lang in languages}
     sets.update({("test", lang): examples for lang, examples in test.items()})
+    if config.generalized_pairs or config.mixed_language:
+        check_aligned(config, test)
     if config.generalized_pairs:
         for first in languages:
             for second in languages:
@@ -48,3 +55,25 @@ def evaluation_sets(config: TrialConfig) -> dict[tuple[str, str], list[PairExamp
                 test[config.source_lang], test[lang], MIXED_LANGUAGE_SEED
             )
     return sets
+
+
+def check_aligned(config: TrialConfig, test: dict[str, list[PairExample]]) -> None:
+    """Refuse test sets that cannot be line-aligned translations of the source language's:
+    a different length, or (where the dataset keeps labels) a label that differs."""
+    source = test[config.source_lang]
+    for lang in config.target_langs:
+        if len(test[lang]) != len(source):
+            raise DataError(
+                f"{config.task} test-{lang} holds {len(test[lang])} examples and "
+                f"test-{config.source_lang} {len(source)}: generalized and mixed-language "
+                "pairs need line-aligned test files"
+            )
+        if not LABELS_AGREE_ACROSS_LANGUAGES[config.task]:
+            continue
+        for line, (a, b) in enumerate(zip(source, test[lang]), start=1):
+            if a.label != b.label:
+                raise DataError(
+                    f"{config.task} test-{lang} is not aligned with test-{config.source_lang}: "
+                    f"example {line} is labelled {b.label} in {lang} and {a.label} in "
+                    f"{config.source_lang} ({config.task}'s translations keep every label)"
+                )
