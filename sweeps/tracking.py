@@ -7,6 +7,7 @@ alone, so workers on other nodes need no shared file system when the URI is a se
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import sqlite3
@@ -65,8 +66,9 @@ def resolve_tracking_uri(cli_value: str | None) -> str:
 
 def check_tracking_uri(uri: str, timeout_s: float = 5.0) -> None:
     """Refuse a tracking URI that cannot work before anything starts: a server that does not
-    answer, a SQLite file in a missing directory or that is not a database, a plain
-    directory store (MLflow 3.17 refuses it)."""
+    answer, a SQLite file in a missing directory, that is not a database or that cannot be
+    written, a plain directory store (MLflow 3.17 refuses it). A new SQLite store is created
+    here, once, under a file lock (`_prepare_sqlite_store`)."""
     from xlt_core.errors import ConfigError
 
     if uri.startswith(("http://", "https://")):
@@ -88,6 +90,7 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0) -> None:
             )
         if path.is_file() and path.stat().st_size:
             _check_mlflow_database(path, uri)
+        _prepare_sqlite_store(path, uri)
     elif uri.startswith("file:") or "://" not in uri:
         raise ConfigError(
             "--tracking-uri",
@@ -95,6 +98,25 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0) -> None:
             "sqlite:///path/to/mlflow.db or http(s)://host:port "
             "(MLflow 3.17 refuses a plain directory store)",
         )
+
+
+def _prepare_sqlite_store(path: Path, uri: str) -> None:
+    """Create (or migrate) the store's tables under an exclusive lock, then check that the
+    file can be written. Two sweeps started together on a new file would otherwise both
+    create MLflow's tables, and one fails ("table ... already exists")."""
+    from xlt_core.errors import ConfigError
+
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other sweep waits, then finds the tables made
+        try:
+            MlflowClient(uri).search_experiments(max_results=1)
+            with contextlib.closing(sqlite3.connect(path)) as connection:
+                # A write that is rolled back: refused at once on a read-only file.
+                connection.execute("BEGIN IMMEDIATE")
+                connection.execute("CREATE TABLE xlt_write_check (x)")
+                connection.rollback()
+        except (MlflowException, sqlite3.OperationalError) as error:
+            raise ConfigError("--tracking-uri", uri, f"a SQLite file this user can write ({error})")
 
 
 def _check_mlflow_database(path: Path, uri: str) -> None:
