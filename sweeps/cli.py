@@ -197,7 +197,7 @@ def _run(spec: SweepSpec, args: argparse.Namespace) -> int:
             max_failures=args.max_failures,
             storage_path=args.storage_path,
         )
-        check_tracking_uri(options.tracking_uri)
+        check_tracking_uri(options.tracking_uri, must_exist=options.resume)
         failed = run_sweep(spec, options)
     except (ConfigError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)

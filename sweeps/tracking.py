@@ -64,11 +64,12 @@ def resolve_tracking_uri(cli_value: str | None) -> str:
     return uri
 
 
-def check_tracking_uri(uri: str, timeout_s: float = 5.0) -> None:
+def check_tracking_uri(uri: str, timeout_s: float = 5.0, must_exist: bool = False) -> None:
     """Refuse a tracking URI that cannot work before anything starts: a server that does not
     answer, a SQLite file in a missing directory, that is not a database or that cannot be
     written, a plain directory store (MLflow 3.17 refuses it). A new SQLite store is created
-    here, once, under a file lock (`_prepare_sqlite_store`)."""
+    here, once, under a file lock (`_prepare_sqlite_store`), unless `must_exist` (`--resume`:
+    a missing store is refused rather than created empty)."""
     from xlt_core.errors import ConfigError
 
     if uri.startswith(("http://", "https://")):
@@ -87,6 +88,10 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0) -> None:
                 "--tracking-uri",
                 uri,
                 f"a SQLite file in an existing directory ({path.parent} does not exist)",
+            )
+        if must_exist and not (path.is_file() and path.stat().st_size):
+            raise ConfigError(
+                "--resume", True, f"a tracking store with the sweep to resume; {path} has none"
             )
         if path.is_file() and path.stat().st_size:
             _check_mlflow_database(path, uri)

@@ -273,3 +273,10 @@ def test_nothing_already_tracked_is_lost(tracked):
     assert run.info.status == "FINISHED" and run.data.metrics["dev/en/accuracy"] == 0.5
     experiment = client.get_experiment_by_name("ear_xnli")
     assert [r.info.run_id for r in client.search_runs([experiment.experiment_id])] == [run_id]
+
+
+def test_resume_on_a_missing_store_is_refused_and_creates_nothing(tmp_path, capsys):
+    database = tmp_path / "mlflow.db"
+    assert main(ear_xnli, ["--tracking-uri", f"sqlite:///{database}", *FAST, "--resume"]) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert not database.exists()
