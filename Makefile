@@ -32,5 +32,11 @@ test: lint
 test-fast: lint
 	$(PY) -m pytest -m "not slow"
 
+# `make bench`: the benchmark suite (docs/benchmarks.md), under 10 minutes on two CPU cores:
+# per case the figure, its target and PASS / MISS; the table is appended to docs/benchmarks.md.
+.PHONY: bench
+bench: $(INSTALLED)
+	$(PY) -m benchmarks --markdown docs/benchmarks.md
+
 clean:
 	rm -rf $(VENV) .cache ray_results mlflow.db mlartifacts optuna.db reports

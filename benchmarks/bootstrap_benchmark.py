@@ -28,7 +28,7 @@ import analysis.stats as stats  # noqa: E402
 TARGETS = {"bootstrapped t-test": 0.1, "bootstrap CI": 0.1, "permutation test": 1.0}
 
 
-def _timed(run, repeats: int) -> tuple[float, float, object]:
+def timed(run, repeats: int) -> tuple[float, float, object]:
     """Best wall time of ``repeats`` runs, the CPU time of that run, and its result."""
     best = None
     for _ in range(repeats):
@@ -38,6 +38,31 @@ def _timed(run, repeats: int) -> tuple[float, float, object]:
         if best is None or wall < best[0]:
             best = (wall, cpu, result)
     return best
+
+
+def paper_size_scores(
+    languages: int = 7, examples: int = 5010, seeds: int = 5, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """0/1 per-example scores of a system and a baseline, (languages, seeds, examples): the
+    baseline right with a per-example probability drawn from Beta(2, 1), the system one
+    point more often."""
+    rng = np.random.default_rng(seed)
+    shape = (languages, seeds, examples)
+    difficulty = rng.beta(2, 1, size=(languages, 1, examples))
+    baseline = (rng.uniform(size=shape) < difficulty).astype(float)
+    system = (rng.uniform(size=shape) < np.minimum(difficulty + 0.01, 1)).astype(float)
+    return system, baseline
+
+
+def paired_tests(system: np.ndarray, baseline: np.ndarray, resamples: int) -> dict:
+    """Each test by name (the keys of TARGETS, plus the analytic t-test): a call that runs
+    it on every language at once through the batch forms."""
+    return {
+        "paired t-test": lambda: stats.ttest_batch(system, baseline),
+        "bootstrapped t-test": lambda: stats.bootstrap_ttest_batch(system, baseline, resamples),
+        "bootstrap CI": lambda: stats.bootstrap_ci_batch(system, baseline, resamples),
+        "permutation test": lambda: stats.permutation_test_batch(system, baseline, resamples),
+    }
 
 
 def main() -> None:
@@ -50,23 +75,12 @@ def main() -> None:
     parser.add_argument("--general", action="store_true", help="also time the general path")
     args = parser.parse_args()
 
-    rng = np.random.default_rng(0)
-    shape = (args.languages, args.seeds, args.examples)
-    difficulty = rng.beta(2, 1, size=(args.languages, 1, args.examples))
-    baseline = (rng.uniform(size=shape) < difficulty).astype(float)
-    system = (rng.uniform(size=shape) < np.minimum(difficulty + 0.01, 1)).astype(float)
+    system, baseline = paper_size_scores(args.languages, args.examples, args.seeds)
     print(
         f"{args.languages} languages x {args.examples} examples x {args.seeds} seeds, "
         f"{args.resamples} resamples, one thread, best of {args.repeats}"
     )
-    runs = {
-        "paired t-test": lambda: stats.ttest_batch(system, baseline),
-        "bootstrapped t-test": lambda: stats.bootstrap_ttest_batch(
-            system, baseline, args.resamples
-        ),
-        "bootstrap CI": lambda: stats.bootstrap_ci_batch(system, baseline, args.resamples),
-        "permutation test": lambda: stats.permutation_test_batch(system, baseline, args.resamples),
-    }
+    runs = paired_tests(system, baseline, args.resamples)
     paths = [("grouped", stats.GROUPED_MAX_VALUES)] + ([("general", 0)] * args.general)
     print(f"{'test':20s} {'path':8s} {'wall':>8s} {'cpu':>8s} {'target':>8s}  verdict   p-values")
     for path, max_values in paths:
@@ -74,7 +88,7 @@ def main() -> None:
         for name, run in runs.items():
             if path == "general" and name not in TARGETS:
                 continue  # the analytic t-test does not resample
-            wall, cpu, result = _timed(run, args.repeats if path == "grouped" else 1)
+            wall, cpu, result = timed(run, args.repeats if path == "grouped" else 1)
             target = TARGETS.get(name)
             if path == "general" or target is None:
                 target_text, verdict = "-", "-"

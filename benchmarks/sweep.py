@@ -1,0 +1,139 @@
+"""Sweep case: the overhead of a smoke sweep on this machine.
+
+`sweeps/ear_xnli.py --preset smoke` (baseline + two EAR configurations x two seeds, tiny
+model, synthetic data, local Ray, one CPU per trial) shortened with `--set epochs=0.5`, run
+from an empty temporary directory (cold caches, as a first `make demo`) and tracked in a
+SQLite MLflow store there. From the trials' MLflow child runs (start and end times):
+
+- wall: the command's own wall time, against the ideal = the trials' summed durations /
+  the CPUs (each trial takes one): what a scheduler with no overhead would take;
+- first trial: from the command's start to the first trial's start;
+- idle gap: for each trial after the first `slots`, the time from the freeing of the slot
+  it took (the earliest end among the trials then running) to its start.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Iterator, Sequence
+
+from benchmarks.common import REPO, Result, Settings, cpu_count, measured
+
+SCRIPT = REPO / "sweeps" / "ear_xnli.py"
+EXPERIMENT = "ear_xnli"
+SETTINGS = ["--set", "epochs=0.5"]
+# --quick: one seed, 200 training pairs, a 2-layer model: three short trials.
+QUICK_SETTINGS = [
+    *SETTINGS,
+    *("--set", "seeds=0", "--set", "max_train_examples=200", "--set", "max_eval_examples=50"),
+    *("--set", "tiny_layers=2", "--set", "layer=2"),
+]
+TIMEOUT_S = 480
+TARGETS = {"wall": ("<=", 1.3), "first": ("<=", 15.0), "gap": ("<=", 3.0)}
+
+
+def idle_gaps(trials: Sequence[tuple[float, float]], slots: int) -> list[float]:
+    """Per trial after the first `slots` to start, in start order: how long the slot it
+    took stood idle, from the earliest end among the trials running before it (the slot
+    freed first) to its start; 0 when it started before any slot was free (more trials ran
+    at once than `slots`)."""
+    ordered = sorted(trials)
+    running = [end for _, end in ordered[:slots]]
+    heapq.heapify(running)
+    gaps = []
+    for start, end in ordered[slots:]:
+        freed = heapq.heappop(running)
+        gaps.append(max(0.0, start - freed))
+        heapq.heappush(running, end)
+    return gaps
+
+
+def _trial_times(tracking_uri: str) -> list[tuple[float, float]]:
+    """(start, end) in seconds since the epoch of each trial's MLflow child run."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri)
+    experiment = client.get_experiment_by_name(EXPERIMENT)
+    if experiment is None:
+        raise RuntimeError(f"the sweep created no {EXPERIMENT} experiment in {tracking_uri}")
+    runs = client.search_runs(
+        [experiment.experiment_id], filter_string="tags.`xlt.role` = 'trial'", max_results=1000
+    )
+    unfinished = [run.info.run_id for run in runs if not run.info.end_time]
+    if not runs or unfinished:
+        raise RuntimeError(f"{len(runs)} trial runs, unfinished: {unfinished}")
+    return [(run.info.start_time / 1000, run.info.end_time / 1000) for run in runs]
+
+
+def _run_sweep(arguments: list[str], workdir, timeout_s: int) -> tuple[float, float]:
+    """Run the sweep script in `workdir`; its (start, end) times since the epoch."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a local Ray
+    env["MLFLOW_TRACKING_URI"] = f"sqlite:///{workdir / 'mlflow.db'}"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    log_path = workdir / "sweep.log"
+    command = [sys.executable, str(SCRIPT), "--preset", "smoke", *arguments]
+    with open(log_path, "w") as log:
+        started = time.time()
+        # Its own session, so that it and the Ray it starts can be stopped together.
+        process = subprocess.Popen(
+            command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        try:
+            code = process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            code = f"killed after {timeout_s} s"
+        ended = time.time()
+    if code != 0:
+        tail = log_path.read_text()[-3000:]
+        raise RuntimeError(f"{' '.join(command)} exited {code}:\n{tail}")
+    return started, ended
+
+
+def sweep_overhead(settings: Settings) -> Iterator[Result]:
+    arguments = QUICK_SETTINGS if settings.quick else SETTINGS
+    workdir = settings.scratch / "sweep"
+    workdir.mkdir()
+    started, ended = _run_sweep(arguments, workdir, TIMEOUT_S)
+    trials = _trial_times(f"sqlite:///{workdir / 'mlflow.db'}")
+    slots = cpu_count()
+    wall = ended - started
+    ideal = sum(end - start for start, end in trials) / slots
+    yield measured(
+        f"sweep wall (smoke, {len(trials)} trials, {slots} CPUs)",
+        wall,
+        "s",
+        note=f"--set {' '.join(arguments[1::2])}; ideal {ideal:.1f} s",
+    )
+    yield measured(
+        "sweep wall / ideal (summed trial durations / CPUs)",
+        wall / ideal,
+        "x",
+        TARGETS["wall"],
+        f"wall {wall:.1f} s, ideal {ideal:.1f} s",
+    )
+    first = min(start for start, _ in trials) - started
+    yield measured("sweep first trial start after the command", first, "s", TARGETS["first"])
+    gaps = idle_gaps(trials, slots)
+    if gaps:
+        yield measured(
+            "sweep idle gap, trial end to next start (max)",
+            max(gaps),
+            "s",
+            TARGETS["gap"],
+            f"{len(gaps)} gaps, mean {sum(gaps) / len(gaps):.2f} s",
+        )
+    else:
+        yield measured(
+            "sweep idle gap, trial end to next start (max)",
+            0.0,
+            "s",
+            note=f"no trial waited for a slot ({len(trials)} trials, {slots} slots)",
+        )
