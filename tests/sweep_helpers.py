@@ -1,5 +1,6 @@
 """Helpers shared by the sweep tests that run real (tiny) sweeps."""
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -53,8 +54,23 @@ def wait_for(condition, timeout_s: float, what: str, interval_s: float = 0.5):
     raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
 
 
+def _client(uri: str) -> MlflowClient:
+    """A client of the sweep's store, opened under the lock the sweep creates a new SQLite
+    store under (`sweeps.tracking`): a poller that opened it unlocked while the driver
+    creates its tables would race it ("table ... already exists")."""
+    if not uri.startswith("sqlite:///"):
+        return MlflowClient(uri)
+    with open(f"{uri.removeprefix('sqlite:///')}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        client = MlflowClient(uri)
+        client.search_experiments(max_results=1)
+    return client
+
+
 def child_runs(uri: str, experiment: str = "ear_xnli"):
-    client = MlflowClient(uri)
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).exists():
+        return []  # the sweep has not created its store yet
+    client = _client(uri)
     found = client.get_experiment_by_name(experiment)
     if found is None:
         return []
@@ -64,7 +80,7 @@ def child_runs(uri: str, experiment: str = "ear_xnli"):
 
 
 def parent_runs(uri: str, experiment: str = "ear_xnli"):
-    client = MlflowClient(uri)
+    client = _client(uri)
     found = client.get_experiment_by_name(experiment)
     return client.search_runs(
         [found.experiment_id], filter_string="tags.`xlt.role` = 'parent'", max_results=100
