@@ -6,12 +6,13 @@ before numpy loads and still hold BLAS to one thread.
 
 from __future__ import annotations
 
-import os
 import platform
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
+
+from xlt_core.cpus import available_cpus  # standard library only, as this module
 
 REPO = Path(__file__).resolve().parents[1]
 # The shared data sample, beside the repository (../shared/data from its root).
@@ -105,11 +106,9 @@ class Settings:
 
 
 def cpu_count() -> int:
-    """The CPUs this process may run on (what `nproc` prints)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    """The CPUs this process may run on (what `nproc` prints), as `python -m xlt_core`
+    counts them."""
+    return available_cpus()
 
 
 def cpu_model() -> str:

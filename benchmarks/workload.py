@@ -1,7 +1,7 @@
 """The trained workload the training, evaluation and memory cases share: the real XNLI
 training sample read and encoded as a trial does, the trial's tiny model or a randomly
 initialised model of mBERT-base's dimensions, the objectives' own training sets, and one
-training step exactly as `xlt_core.train.train` takes it.
+training step: `xlt_core.train.train_step`, as `xlt_core.train.train` takes it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from xlt_core.models import load_model, tiny_tokenizer
 from xlt_core.objectives import build_objective
 from xlt_core.objectives.base import Objective, TrainingSet
 from xlt_core.tasks import TASKS
-from xlt_core.train import TrainingDiverged
+from xlt_core.train import optimizer_and_schedule, train_step
 
 OBJECTIVE_NAMES = ("finetune", "ear", "adv", "rs_rp", "rs_da")
 # bert-base-multilingual-cased's dimensions (its config.json), built from a local config
@@ -59,6 +59,7 @@ QUICK_TRAIN_EXAMPLES = 200
 # entries (the text fills about 15,500): copies then tokenize as long as their originals
 # (XNLI sample: mean 39.4 vs 39.8 tokens; median 37, 90th percentile 63).
 WIDE_VOCABULARY = 30_000
+CPU = torch.device("cpu")
 
 
 def use_all_cpus() -> int:
@@ -176,34 +177,25 @@ def xnli_test_pairs(config: TrialConfig, limit: int | None) -> list:
 
 
 class Trainer:
-    """AdamW and the linear schedule of `xlt_core.train.train`, and its step."""
+    """The optimiser, schedule and step of `xlt_core.train.train` (its own functions), on
+    the CPU."""
 
     def __init__(self, model, config: TrialConfig, total_steps: int = 10_000):
-        from transformers import get_linear_schedule_with_warmup
-
         self.model, self.config = model, config
-        self.optimizer = torch.optim.AdamW(
-            model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
-        )
-        self.scheduler = get_linear_schedule_with_warmup(
-            self.optimizer, int(config.warmup_ratio * total_steps), total_steps
-        )
+        self.optimizer, self.scheduler = optimizer_and_schedule(model, config, total_steps)
 
     def step(self, objective: Objective, training_set: TrainingSet, indices: Sequence[int]):
-        """One step of `train.train`'s loop, statement for statement (keep them in step):
-        collate the batch, the objective's loss, the finiteness check, backward, gradient
-        clipping, AdamW, the schedule, the logged parts read back."""
-        model = self.model
-        model.train()
-        batch = dict(training_set.batch(indices).items())
-        loss, parts = objective.loss(model, batch)
-        if not torch.isfinite(loss):
-            raise TrainingDiverged(f"loss became {loss.item()} in a benchmark step")
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), self.config.max_grad_norm)
-        self.optimizer.step()
-        self.scheduler.step()
+        """One `train_step`, then the logged parts read back as the training loop does."""
+        loss, parts = train_step(
+            self.model,
+            objective,
+            training_set,
+            indices,
+            self.optimizer,
+            self.scheduler,
+            self.config,
+            CPU,
+        )
         for value in (loss, *parts.values()):
             value.item()
 

@@ -1,6 +1,8 @@
 """Run one trial alone, without Ray or MLflow: `python -m xlt_core --set method=ear --set seed=1`.
 
-Exit status 2 (within seconds, nothing trained) for a bad setting or data file.
+Exit status 2 for a bad setting or data file: `run_trial` checks the settings, data files,
+languages and model depth first, so these stop it within seconds, before anything trains.
+`--threads N` sets torch's threads (default: the CPUs this process may run on).
 """
 
 from __future__ import annotations
@@ -9,29 +11,27 @@ import argparse
 import json
 import sys
 
+import torch
+
 from xlt_core.config import TrialConfig, parse_assignments
+from xlt_core.cpus import available_cpus
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.reporting import ListReporter
-from xlt_core.trial import check_resources, run_trial
+from xlt_core.trial import run_trial
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m xlt_core", description=__doc__)
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a TrialConfig setting (repeatable)",
-    )
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv)
+    # Torch's own default can exceed the CPUs this process may use (under taskset or a
+    # cpuset), and threads beyond them slow every step down.
+    torch.set_num_threads(args.threads or available_cpus())
     try:
         config = TrialConfig.from_dict(parse_assignments(args.set))
-        check_resources(config)
+        with ListReporter(verbose=True) as reporter:
+            result = run_trial(config, reporter)
     except (ConfigError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    result = run_trial(config, ListReporter(verbose=True))
     print(
         json.dumps(
             {
@@ -43,6 +43,34 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     return 0
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m xlt_core", description=__doc__)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a TrialConfig setting (repeatable)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=_positive_int,
+        metavar="N",
+        help="torch's intra-op threads (default: the CPUs this process may run on)",
+    )
+    return parser.parse_args(argv)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not allowed: a positive integer (1, 2, ...)")
+    return value
 
 
 if __name__ == "__main__":

@@ -6,37 +6,30 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import torch
-from transformers import (
-    AutoConfig,
-    AutoModel,
-    AutoModelForQuestionAnswering,
-    AutoModelForSequenceClassification,
-    AutoModelForTokenClassification,
-    AutoTokenizer,
-    BertConfig,
-    BertForQuestionAnswering,
-    BertForSequenceClassification,
-    BertForTokenClassification,
-    BertModel,
-    BertTokenizerFast,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-)
+import transformers
 
 from xlt_core.config import TINY_MODEL, TrialConfig
 from xlt_core.errors import ConfigError
 
+if TYPE_CHECKING:
+    from transformers import BertTokenizerFast, PreTrainedModel, PreTrainedTokenizerBase
+
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-# The head a task puts on the encoder: (tiny model class, hub auto class).
+# The head a task puts on the encoder: the names of its (tiny model class, hub auto class) in
+# `transformers`, looked up when a model is built: importing a model class loads transformers'
+# modelling stack (~2 s), which the sweep driver's checks and `import xlt_core.trial` skip.
 HEADS = {
-    "sequence_classification": (BertForSequenceClassification, AutoModelForSequenceClassification),
-    "token_classification": (BertForTokenClassification, AutoModelForTokenClassification),
-    "question_answering": (BertForQuestionAnswering, AutoModelForQuestionAnswering),
+    "sequence_classification": (
+        "BertForSequenceClassification",
+        "AutoModelForSequenceClassification",
+    ),
+    "token_classification": ("BertForTokenClassification", "AutoModelForTokenClassification"),
+    "question_answering": ("BertForQuestionAnswering", "AutoModelForQuestionAnswering"),
     # No head: tasks that read the encoder itself (sentence retrieval).
-    "encoder": (BertModel, AutoModel),
+    "encoder": ("BertModel", "AutoModel"),
 }
 
 
@@ -53,11 +46,11 @@ def load_model(
     `head` is a key of HEADS. For the tiny model, `training_texts` trains the tokenizer;
     trials with parallel data add its text so target-language words get subwords too.
     """
-    tiny_class, auto_class = HEADS[head]
+    tiny_class, auto_class = (getattr(transformers, name) for name in HEADS[head])
     torch.manual_seed(config.seed)
     if config.model == TINY_MODEL:
         tokenizer = tiny_tokenizer(training_texts, config.tiny_vocab_size, Path(config.cache_dir))
-        model_config = BertConfig(
+        model_config = transformers.BertConfig(
             vocab_size=len(tokenizer),
             hidden_size=config.tiny_hidden_size,
             num_hidden_layers=config.tiny_layers,
@@ -68,7 +61,7 @@ def load_model(
             attn_implementation="eager",
         )
         return tiny_class(model_config), tokenizer
-    tokenizer = AutoTokenizer.from_pretrained(config.model)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(config.model)
     model = auto_class.from_pretrained(
         config.model, num_labels=num_labels, attn_implementation="eager"
     )
@@ -80,7 +73,7 @@ def model_depth(config: TrialConfig) -> int:
     if config.model == TINY_MODEL:
         return config.tiny_layers
     try:
-        model_config = AutoConfig.from_pretrained(config.model)
+        model_config = transformers.AutoConfig.from_pretrained(config.model)
     except (OSError, ValueError) as error:
         raise ConfigError(
             "model", config.model, f"a hub id or a local directory with a config.json ({error})"
@@ -95,7 +88,7 @@ def tiny_tokenizer(texts: Iterable[str], vocab_size: int, cache_dir: Path) -> Be
     target = cache_dir / "tokenizers" / digest
     if not (target / "tokenizer.json").exists():
         _save_atomically(_train_wordpiece(texts, vocab_size), target)
-    return BertTokenizerFast.from_pretrained(str(target))
+    return transformers.BertTokenizerFast.from_pretrained(str(target))
 
 
 def _train_wordpiece(texts: list[str], vocab_size: int) -> BertTokenizerFast:
@@ -113,7 +106,7 @@ def _train_wordpiece(texts: list[str], vocab_size: int) -> BertTokenizerFast:
         pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
     )
-    return BertTokenizerFast(tokenizer_object=tokenizer)
+    return transformers.BertTokenizerFast(tokenizer_object=tokenizer)
 
 
 def _save_atomically(tokenizer: BertTokenizerFast, target: Path) -> None:

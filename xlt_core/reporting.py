@@ -24,23 +24,46 @@ class Reporter(Protocol):
 
 
 class ListReporter:
-    """Keeps every report in memory and copies checkpoints aside; prints when verbose."""
+    """Keeps every report in memory and a copy of the latest checkpoint (all a resumed trial
+    reads: the best weights so far travel inside it); prints when verbose.
+
+    Each new checkpoint replaces the one before (at mBERT size ~2 GB each). `close()`, or
+    leaving a `with` block, deletes the last one too; failing that, garbage collection or
+    the interpreter's exit does (`tempfile.TemporaryDirectory`'s finaliser)."""
 
     def __init__(self, verbose: bool = False):
         self.reports: list[tuple[int, dict[str, float]]] = []
         self.verbose = verbose
-        self._checkpoints = Path(tempfile.mkdtemp(prefix="xlt-checkpoints-"))
+        self._checkpoints = tempfile.TemporaryDirectory(prefix="xlt-checkpoints-")
         self._latest: str | None = None
 
     def report(self, step, metrics, checkpoint_dir=None):
         self.reports.append((step, dict(metrics)))
         if checkpoint_dir is not None:
-            target = self._checkpoints / f"step-{step}"
-            shutil.copytree(checkpoint_dir, target, dirs_exist_ok=True)
-            self._latest = str(target)
+            self._keep(step, checkpoint_dir)
         if self.verbose:
             shown = ", ".join(f"{k}={v:.4f}" for k, v in sorted(metrics.items()))
             print(f"step {step}: {shown}", flush=True)
 
     def latest_checkpoint(self):
         return self._latest
+
+    def close(self) -> None:
+        """Delete every checkpoint kept; `latest_checkpoint()` is None afterwards."""
+        self._checkpoints.cleanup()
+        self._latest = None
+
+    def __enter__(self) -> ListReporter:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    def _keep(self, step: int, checkpoint_dir: str) -> None:
+        # The new copy is complete before the old one goes: an interruption between the
+        # two leaves a checkpoint to resume from.
+        target = str(Path(self._checkpoints.name) / f"step-{step}")
+        shutil.copytree(checkpoint_dir, target, dirs_exist_ok=True)
+        previous, self._latest = self._latest, target
+        if previous is not None and previous != target:
+            shutil.rmtree(previous)

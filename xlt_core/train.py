@@ -65,12 +65,7 @@ def train(
     total_steps = max(1, math.ceil(config.epochs * steps_per_epoch))
     eval_interval = max(1, steps_per_epoch // config.evals_per_epoch)
     model.to(device)
-    optimizer = torch.optim.AdamW(
-        model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
-    )
-    scheduler = get_linear_schedule_with_warmup(
-        optimizer, int(config.warmup_ratio * total_steps), total_steps
-    )
+    optimizer, scheduler = optimizer_and_schedule(model, config, total_steps)
     state = _restore(reporter, model, optimizer, scheduler)
     running: dict[str, float] = {}
     lengths = list(training_set.lengths()) if config.group_by_length else None
@@ -83,21 +78,9 @@ def train(
                 len(training_set), config.batch_size, config.seed, epoch, lengths
             )
             batches_epoch = epoch
-        indices = batches[position]
-        model.train()
-        batch = {k: v.to(device) for k, v in training_set.batch(indices).items()}
-        with torch.autocast(
-            device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"
-        ):
-            loss, parts = objective.loss(model, batch)
-        if not torch.isfinite(loss):
-            shown = ", ".join(f"{k}={v.item():.4g}" for k, v in parts.items())
-            raise TrainingDiverged(f"loss became {loss.item()} at step {state.step + 1} ({shown})")
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-        optimizer.step()
-        scheduler.step()
+        loss, parts = train_step(
+            model, objective, training_set, batches[position], optimizer, scheduler, config, device
+        )
         state.step += 1
         _accumulate(running, {"loss": loss, **parts})
 
@@ -120,6 +103,51 @@ def train(
     return TrainingOutcome(
         state.best_step, state.best_dev_metric, state.step, time.perf_counter() - started
     )
+
+
+def optimizer_and_schedule(model, config: TrialConfig, total_steps: int):
+    """AdamW over every parameter, its learning rate warmed up linearly over the first
+    `warmup_ratio` of `total_steps`, then decayed linearly to zero at `total_steps`."""
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay
+    )
+    scheduler = get_linear_schedule_with_warmup(
+        optimizer, int(config.warmup_ratio * total_steps), total_steps
+    )
+    return optimizer, scheduler
+
+
+def train_step(
+    model,
+    objective: Objective,
+    training_set: TrainingSet,
+    indices: Sequence[int],
+    optimizer,
+    scheduler,
+    config: TrialConfig,
+    device: torch.device,
+) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """One optimisation step on the items `indices`: the batch collated onto `device`, the
+    objective's loss (bf16 autocast on CUDA), the finiteness check, backward, gradient
+    clipping at `max_grad_norm`, AdamW and the schedule. Returns the loss and its named
+    parts, not read back from the device."""
+    model.train()
+    batch = {k: v.to(device) for k, v in training_set.batch(indices).items()}
+    with torch.autocast(
+        device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"
+    ):
+        loss, parts = objective.loss(model, batch)
+    if not torch.isfinite(loss):
+        # The schedule steps once per optimisation step (and is restored on resume).
+        step = scheduler.last_epoch + 1
+        shown = ", ".join(f"{k}={v.item():.4g}" for k, v in parts.items())
+        raise TrainingDiverged(f"loss became {loss.item()} at step {step} ({shown})")
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
+    optimizer.step()
+    scheduler.step()
+    return loss, parts
 
 
 def epoch_batches(
