@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import time
 from dataclasses import dataclass
@@ -20,14 +21,17 @@ from pathlib import Path
 
 from sweeps import search, tracking
 from sweeps.experiment import SweepSpec
+from sweeps.interruption import StopSignals, SweepInterrupted
 from sweeps.resources import check_gpus_present, trial_resources
 from xlt_core.config import TrialConfig
-from xlt_core.errors import ConfigError
+from xlt_core.errors import ConfigError, DataError
 from xlt_core.trial import check_resources, read_data
 from xlt_schema import (
     COMPLETE_TAG,
+    FAILURE_TAG,
     RAY_NAME_TAG,
     REPORT_PHASE_TAG,
+    REPORTED_TAG,
     STAGE_TAG,
     STORAGE_TAG,
     SWEEP_KEY_TAG,
@@ -37,13 +41,10 @@ RAY_RESULTS = "ray_results"
 REPORTS = "reports"
 OPTUNA_DB = "optuna.db"
 FINAL_POINTS_TAG = "xlt.final_points"
-# Tune's auto-filled metric of a trial's last result: True once the trial has ended.
-DONE = "done"
+# The statuses of a trial Tune saw to its end (returned, stopped by ASHA, or errored).
+ENDED_STATUSES = ("TERMINATED", "ERROR")
 OPTUNA_STORAGE_TAG = "optuna_storage"
-
-
-class SweepInterrupted(RuntimeError):
-    """The driver was interrupted (Ctrl-C); the state is saved and `--resume` continues."""
+SNAPSHOT_WARNING_ENV = "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S"
 
 
 @dataclass(frozen=True)
@@ -110,86 +111,150 @@ def sweep_key(spec: SweepSpec) -> str:
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
+def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | None = None) -> int:
     """Run a sweep that `check_sweep` accepted; returns the number of failed trials.
-    Raises SweepInterrupted when the driver is interrupted, ConfigError on a bad option."""
+    Raises SweepInterrupted on SIGINT/SIGTERM (`signals`, else its own StopSignals; the
+    tracking store then says so: `_interrupted`), ConfigError on a bad option."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(options.tracking_uri)
     key = sweep_key(spec)
-    resumed = None
-    if options.resume:
-        experiment = client.get_experiment_by_name(spec.experiment)
-        resumed = (
-            tracking.find_resumable_parent(client, experiment.experiment_id, key)
-            if experiment
-            else None
+    resumed = _resumable_parent(client, spec, options, key) if options.resume else None
+    experiment_id = tracking.ensure_experiment(client, spec.experiment, options.tracking_uri)
+    with contextlib.ExitStack() as stack:
+        signals = signals or stack.enter_context(StopSignals())
+        if resumed is not None and resumed.data.tags.get(COMPLETE_TAG) == "true":
+            # Every trial ended before; only the report was interrupted.
+            print(
+                f"Resuming sweep {spec.experiment}: the report of parent run {resumed.info.run_id}",
+                flush=True,
+            )
+            failed = len(tracking.trial_runs(client, resumed, status="FAILED"))
+            return _report(spec, options, client, resumed.info.run_id, failed, signals)
+        parent_run_id, results, failed = _run_phases(
+            spec, options, client, experiment_id, key, resumed, signals
         )
-    if options.resume and resumed is None:
+        finished = sum(
+            1
+            for result in results
+            if result.error is None and not (result.metrics or {}).get("failure")
+        )
+        with signals.held():
+            tracking.with_retries(
+                lambda: _close_parent(client, parent_run_id, finished),
+                options.tracking_wait_s,
+                "parent run",
+            )
+        print(
+            f"{finished} of {len(results)} trials of the reported phase finished; "
+            f"{failed} trials failed in all",
+            flush=True,
+        )
+        if finished == 0:
+            return max(failed, 1)
+        return _report(spec, options, client, parent_run_id, failed, signals)
+
+
+def _run_phases(spec, options, client, experiment_id: str, key: str, resumed, signals):
+    """Ray up, the parent run started (or `resumed`), the phases run: (parent run id, the
+    reported phase's results, failed trials of all phases). On a signal or a crash the runs
+    left RUNNING are marked interrupted (`_interrupted`) once Ray is down."""
+    parent_run_id = resumed.info.run_id if resumed is not None else None
+    try:
+        with _ray_session(options.address, signals) as cluster:
+            resources = trial_resources(spec.cpus_per_trial, options.trials_per_gpu, cluster)
+            check_gpus_present(
+                options.trials_per_gpu,
+                cluster,
+                joined_cluster=bool(options.address or os.environ.get("RAY_ADDRESS")),
+            )
+            if resumed is not None:
+                tags = resumed.data.tags
+                tracking.continue_run(client, resumed)
+                print(
+                    f"Resuming sweep {spec.experiment}: parent run {parent_run_id}, "
+                    f"stage {tags[STAGE_TAG]}",
+                    flush=True,
+                )
+            else:
+                with signals.held():  # a parent run whose tags say how to resume it
+                    parent_run_id, tags = _start_parent(client, experiment_id, spec, options, key)
+                signals.raise_if_received()
+            phases = _Phases(
+                spec, options, client, experiment_id, parent_run_id, tags, resources, signals
+            )
+            results, failed = phases.run()
+    except BaseException as error:  # a signal, or a crash: resumable either way
+        # Ray is down: no trial writes any more. (Bad input is refused before any trial.)
+        if parent_run_id is not None and not isinstance(error, (ConfigError, DataError)):
+            with signals.held():
+                _interrupted(client, parent_run_id, options, error)
+        if isinstance(error, SweepInterrupted):
+            error.parent_run_id = parent_run_id
+        raise
+    return parent_run_id, results, failed
+
+
+def _resumable_parent(client, spec: SweepSpec, options: SweepOptions, key: str):
+    experiment = client.get_experiment_by_name(spec.experiment)
+    resumed = (
+        tracking.find_resumable_parent(client, experiment.experiment_id, key)
+        if experiment
+        else None
+    )
+    if resumed is None:
         raise ConfigError(
             "--resume",
             True,
             f"an interrupted sweep with these settings in experiment {spec.experiment} at "
             f"{options.tracking_uri}; there is none (run without --resume to start it)",
         )
+    return resumed
 
-    experiment_id = tracking.ensure_experiment(client, spec.experiment, options.tracking_uri)
-    with _ray_session(options.address) as cluster:
-        resources = trial_resources(spec.cpus_per_trial, options.trials_per_gpu, cluster)
-        check_gpus_present(
-            options.trials_per_gpu,
-            cluster,
-            joined_cluster=bool(options.address or os.environ.get("RAY_ADDRESS")),
-        )
-        if resumed is not None:
-            parent_run_id, tags = resumed.info.run_id, resumed.data.tags
-            client.update_run(parent_run_id, status="RUNNING")
-            print(
-                f"Resuming sweep {spec.experiment}: parent run {parent_run_id}, "
-                f"stage {tags[STAGE_TAG]}",
-                flush=True,
-            )
-        else:
-            parent_run_id, tags = _start_parent(client, experiment_id, spec, options, key)
-        phases = _Phases(spec, options, client, experiment_id, parent_run_id, tags, resources)
-        try:
-            results, failed = phases.run()
-        except SweepInterrupted:
-            tracking.with_retries(
-                lambda: client.set_terminated(parent_run_id, status="KILLED"),
-                options.tracking_wait_s,
-                "parent run",
-            )
-            raise
 
-    finished = sum(
-        1
-        for result in results
-        if result.error is None and not (result.metrics or {}).get("failure")
-    )
-    tracking.with_retries(
-        lambda: _close_parent(client, parent_run_id, finished),
+def _interrupted(client, parent_run_id: str, options: SweepOptions, error: BaseException) -> None:
+    stopped = tracking.with_retries(
+        lambda: tracking.mark_interrupted(client, parent_run_id),
         options.tracking_wait_s,
-        "parent run",
+        "interrupted runs",
     )
+    if not isinstance(error, SweepInterrupted):  # the driver crashed: say why on the parent
+        tracking.set_tags(
+            client, parent_run_id, {FAILURE_TAG: f"{type(error).__name__}: {error}"[:4000]}
+        )
     print(
-        f"{finished} of {len(results)} trials of the reported phase finished; "
-        f"{failed} trials failed in all",
+        f"Parent run {parent_run_id} and {stopped} running trial runs marked KILLED, "
+        "xlt.status=interrupted",
         flush=True,
     )
-    if finished == 0:
-        return max(failed, 1)
+
+
+def _report(
+    spec: SweepSpec, options: SweepOptions, client, parent_run_id: str, failed: int, signals
+):
+    """The report (interruptible: the parent is then left without `xlt.reported`, and
+    `--resume` writes it); returns `failed`."""
     from analysis.report import format_summary, report_sweep
 
-    report = tracking.with_retries(
-        lambda: report_sweep(
-            options.tracking_uri,
-            spec.experiment,
-            parent_run_id,
-            out_dir=str(Path(REPORTS) / spec.experiment / parent_run_id),
-        ),
+    try:
+        signals.raise_if_received()  # held while the parent was closed
+        report = tracking.with_retries(
+            lambda: report_sweep(
+                options.tracking_uri,
+                spec.experiment,
+                parent_run_id,
+                out_dir=str(Path(REPORTS) / spec.experiment / parent_run_id),
+            ),
+            options.tracking_wait_s,
+            "report",
+        )
+    except SweepInterrupted as interruption:
+        interruption.parent_run_id = parent_run_id
+        raise
+    tracking.with_retries(
+        lambda: tracking.set_tags(client, parent_run_id, {REPORTED_TAG: "true"}),
         options.tracking_wait_s,
-        "report",
+        "parent run",
     )
     print(format_summary(report), flush=True)
     return failed
@@ -198,8 +263,11 @@ def run_sweep(spec: SweepSpec, options: SweepOptions) -> int:
 class _Phases:
     """The phases of one sweep, each a Tune experiment that can be restored."""
 
-    def __init__(self, spec, options, client, experiment_id, parent_run_id, tags, resources):
+    def __init__(
+        self, spec, options, client, experiment_id, parent_run_id, tags, resources, signals
+    ):
         self.spec, self.options, self.client, self.resources = spec, options, client, resources
+        self.signals = signals
         self.parent_run_id, self.tags = parent_run_id, tags
         self.storage = tags.get(STORAGE_TAG, options.storage_path)
         self.common = {
@@ -267,12 +335,15 @@ class _Phases:
     def _run_config(self, phase: str):
         from ray import tune
 
+        from sweeps.progress import ProgressCallback
+
         return tune.RunConfig(
             name=self._name(phase),
             storage_path=self.storage,
             checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
             failure_config=tune.FailureConfig(max_failures=self.options.max_failures),
-            verbose=1,
+            callbacks=[ProgressCallback(phase)],
+            verbose=0,  # the progress lines replace Tune's status table
         )
 
     def _restorable(self, phase: str):
@@ -311,7 +382,20 @@ class _Phases:
             "seed": tune.grid_search(self.spec.seeds),
             "phase": phase,
         }
-        return tune.Tuner(self._trainable(), param_space=space, run_config=self._run_config(phase))
+        return tune.Tuner(
+            self._trainable(),
+            param_space=space,
+            tune_config=self._tune_config(),
+            run_config=self._run_config(phase),
+        )
+
+    @staticmethod
+    def _tune_config(**kwargs):
+        from ray import tune
+
+        # A freed slot takes the next trial in the same worker process (the function
+        # trainable's `reset_config`) instead of waiting for a new actor to start.
+        return tune.TuneConfig(reuse_actors=True, **kwargs)
 
     def _search_tuner(self):
         from ray import tune
@@ -342,30 +426,48 @@ class _Phases:
         return tune.Tuner(
             self._trainable(),
             param_space=space,
-            tune_config=tune.TuneConfig(
+            tune_config=self._tune_config(
                 search_alg=searcher, scheduler=scheduler, num_samples=self.spec.search_trials
             ),
             run_config=self._run_config(search.PHASE_SEARCH),
         )
 
     def _fit(self, phase: str, tuner):
-        results = tuner.fit()
-        self._close_stopped_trials(results)
+        """The phase's results; SweepInterrupted when a signal stopped it (what ended is
+        recorded first: ASHA's stops, results kept through a tracking outage)."""
+        # CheckpointConfig(num_to_keep) makes every checkpoint force a state snapshot; with
+        # evaluations seconds apart (smoke) Tune warns at each one that this may be slow.
+        os.environ.setdefault(SNAPSHOT_WARNING_ENV, "0")
+        with self.signals.tune_fit():
+            results = tuner.fit()
+        statuses = self._saved_statuses(phase)
+        self._close_stopped_trials(results, statuses)
         self._relog(results)
-        unfinished = _unfinished(results)
-        if unfinished:
-            raise SweepInterrupted(
-                f"phase {phase} was interrupted with {unfinished} trials unfinished"
-            )
+        unfinished = sum(status not in ENDED_STATUSES for status in statuses.values())
+        detail = f"phase {phase} stopped with {unfinished} of {len(statuses)} trials unfinished"
+        self.signals.raise_if_received(detail)
+        if unfinished:  # no signal of ours: Tune's loop ended early some other way
+            raise SweepInterrupted(signal.SIGINT, detail)
         return results
 
-    def _close_stopped_trials(self, results) -> None:
+    def _saved_statuses(self, phase: str) -> dict[str, str]:
+        """Each trial's status (by trial id) in the experiment state Tune saved last. Not the
+        ResultGrid's: on a signal `fit` saves the state, then stops the running trials and
+        marks them TERMINATED in memory only. Nor Tune's auto-filled `done` in the last
+        result: with `reuse_actors` a finished trial's saved last result reads done=False."""
+        from ray.tune import ExperimentAnalysis
+
+        return {
+            trial.trial_id: trial.status for trial in ExperimentAnalysis(self._path(phase)).trials
+        }
+
+    def _close_stopped_trials(self, results, statuses: dict[str, str]) -> None:
         """Trials ASHA stopped never reach their end: close their runs as KILLED."""
         from sweeps.trainable import TRIAL_COMPLETE
 
         for result in results:
             metrics = result.metrics or {}
-            if _stopped_early(result, TRIAL_COMPLETE):
+            if _stopped_early(result, statuses, TRIAL_COMPLETE):
                 tracking.with_retries(
                     lambda: self._mark_stopped(metrics),
                     self.options.tracking_wait_s,
@@ -379,8 +481,10 @@ class _Phases:
             max_results=1,
         )
         for run in runs:
-            if run.info.status == "RUNNING":
+            # Interrupted: a second signal stopped the fit before this was recorded.
+            if run.info.status == "RUNNING" or tracking.was_interrupted(run):
                 evaluations = metrics.get("training_iteration")
+                tracking.continue_run(self.client, run)
                 tracking.set_tags(
                     self.client,
                     run.info.run_id,
@@ -465,19 +569,27 @@ def _close_parent(client, parent_run_id: str, finished: int) -> None:
 
 
 @contextlib.contextmanager
-def _ray_session(address: str | None):
+def _ray_session(address: str | None, signals: StopSignals):
     """Join `address` (or $RAY_ADDRESS), else start a local Ray; yields its resources."""
     import ray
 
     started = not ray.is_initialized()
-    if started:
-        if address or os.environ.get("RAY_ADDRESS"):
-            ray.init(address=address)
-        else:
-            # "local" starts a private Ray: a plain ray.init() would attach to the last cluster
-            # started on this machine (/tmp/ray/ray_current_cluster), which may be dead or not ours.
-            ray.init(address="local", include_dashboard=False)
     try:
+        if started:
+            try:
+                if address or os.environ.get("RAY_ADDRESS"):
+                    ray.init(address=address)
+                else:
+                    # "local" starts a private Ray: a plain ray.init() would attach to the last
+                    # cluster started on this machine (/tmp/ray/ray_current_cluster), which may
+                    # be dead or not ours.
+                    ray.init(address="local", include_dashboard=False)
+            except SystemExit as exit:
+                # ray.init's own SIGTERM handler (sys.exit(SIGTERM)) while it starts.
+                if exit.code != signal.SIGTERM:
+                    raise
+                raise SweepInterrupted(signal.SIGTERM) from None
+            signals.take_over()  # ray.init replaced the SIGTERM handler
         yield ray.cluster_resources()
     finally:
         if started:
@@ -494,26 +606,15 @@ def _count_failed(results) -> int:
     )
 
 
-def _ended(result) -> bool:
-    """Whether Tune saw this trial to its end: it errored (`Result.error`), or its last result
-    carries Tune's auto-filled `done` (set when the function returned or a scheduler stopped
-    it). Not Tune's trial status: on Ctrl-C, `fit` saves the experiment state and then marks
-    the trials it stops TERMINATED in memory, so the ResultGrid's counts
-    (`num_terminated`) would call an interrupted trial finished; its last result says
-    `done=False` (a pending trial has no result at all)."""
-    return result.error is not None or bool((result.metrics or {}).get(DONE))
-
-
-def _unfinished(results) -> int:
-    """Trials an interrupted `fit` (Ctrl-C) left pending or running."""
-    return sum(1 for result in results if not _ended(result))
-
-
-def _stopped_early(result, complete_key: str) -> bool:
-    """Whether Tune ended this trial without an error before it reached its own end: not the
-    trainable's `complete_key`, which its final report sets (ASHA stopped it)."""
+def _stopped_early(result, statuses: dict[str, str], complete_key: str) -> bool:
+    """Whether Tune ended this trial (TERMINATED in the saved state) before it reached its own
+    end: not the trainable's `complete_key`, which its final report sets (ASHA stopped it)."""
     metrics = result.metrics or {}
-    return _ended(result) and result.error is None and not metrics.get(complete_key)
+    return (
+        statuses.get(metrics.get("trial_id")) == "TERMINATED"
+        and result.error is None
+        and not metrics.get(complete_key)
+    )
 
 
 def _code_version() -> str:

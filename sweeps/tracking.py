@@ -25,9 +25,12 @@ from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME
 from xlt_schema import (
     COMPLETE_TAG,
     FAILURE_TAG,
+    INTERRUPTED,
     PARENT_ROLE,
     PARENT_RUN_TAG,
+    REPORTED_TAG,
     ROLE_TAG,
+    RUN_STATUS_TAG,
     SWEEP_KEY_TAG,
     TRIAL_ID_TAG,
     TRIAL_ROLE,
@@ -136,17 +139,32 @@ def _check_mlflow_database(path: Path, uri: str) -> None:
         ) from None
 
 
+# MLflow 3.17's UI shows an experiment of this kind as model training (runs, metrics)
+# rather than as a GenAI app (traces); a sweep is model training.
+EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
+MODEL_TRAINING_KIND = "custom_model_development"
+
+
 def ensure_experiment(client: MlflowClient, name: str, tracking_uri: str) -> str:
-    """The experiment's id, creating it when missing (artifacts beside a local SQLite file)."""
+    """The experiment's id, creating it when missing (artifacts beside a local SQLite file);
+    either way it is tagged as model training (`EXPERIMENT_KIND_TAG`)."""
     experiment = client.get_experiment_by_name(name)
     if experiment is not None:
+        if experiment.tags.get(EXPERIMENT_KIND_TAG) != MODEL_TRAINING_KIND:
+            client.set_experiment_tag(
+                experiment.experiment_id, EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND
+            )
         return experiment.experiment_id
     artifact_location = None
     if tracking_uri.startswith("sqlite:///"):
         artifact_location = (
             Path(tracking_uri.removeprefix("sqlite:///")).parent / "mlartifacts"
         ).as_uri()
-    return client.create_experiment(name, artifact_location=artifact_location)
+    return client.create_experiment(
+        name,
+        artifact_location=artifact_location,
+        tags={EXPERIMENT_KIND_TAG: MODEL_TRAINING_KIND},
+    )
 
 
 def start_parent_run(
@@ -210,7 +228,9 @@ def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None
 
 
 def find_resumable_parent(client: MlflowClient, experiment_id: str, sweep_key: str):
-    """The newest parent run of this sweep (same settings) that did not complete, or None."""
+    """The newest parent run of this sweep (same settings) with work left, or None: trials
+    that did not all end, or a report not written (a sweep with no finished trial, closed
+    FAILED, has none to write)."""
     runs = client.search_runs(
         [experiment_id],
         filter_string=(
@@ -218,7 +238,50 @@ def find_resumable_parent(client: MlflowClient, experiment_id: str, sweep_key: s
         ),
         order_by=["attributes.start_time DESC"],
     )
-    return next((run for run in runs if run.data.tags.get(COMPLETE_TAG) != "true"), None)
+    return next((run for run in runs if not is_done(run)), None)
+
+
+def is_done(parent) -> bool:
+    """Whether a parent run needs nothing more: every trial ended and the report is written."""
+    tags = parent.data.tags
+    return tags.get(COMPLETE_TAG) == "true" and (
+        tags.get(REPORTED_TAG) == "true" or parent.info.status != "FINISHED"
+    )
+
+
+def mark_interrupted(client: MlflowClient, parent_run_id: str) -> int:
+    """After a SIGINT/SIGTERM stopped the sweep (and Ray is down): the trial runs still RUNNING
+    and the parent become KILLED with tag `xlt.status=interrupted`. Returns how many trial
+    runs were stopped."""
+    running = trial_runs(client, client.get_run(parent_run_id), status="RUNNING")
+    for run_id in [run.info.run_id for run in running] + [parent_run_id]:
+        set_tags(client, run_id, {RUN_STATUS_TAG: INTERRUPTED})
+        client.set_terminated(run_id, status="KILLED")
+    return len(running)
+
+
+def trial_runs(client: MlflowClient, parent, status: str) -> list:
+    """The trial runs of sweep `parent` (a parent Run) with MLflow status `status`."""
+    return client.search_runs(
+        [parent.info.experiment_id],
+        filter_string=(
+            f"tags.`{PARENT_RUN_TAG}` = '{parent.info.run_id}' and tags.`{ROLE_TAG}` = "
+            f"'{TRIAL_ROLE}' and attributes.status = '{status}'"
+        ),
+        max_results=50000,
+    )
+
+
+def was_interrupted(run) -> bool:
+    return run.data.tags.get(RUN_STATUS_TAG) == INTERRUPTED
+
+
+def continue_run(client: MlflowClient, run) -> None:
+    """A run that `--resume` continues: RUNNING again, its `xlt.status=interrupted` cleared."""
+    if was_interrupted(run):
+        client.delete_tag(run.info.run_id, RUN_STATUS_TAG)
+    if run.info.status != "RUNNING":
+        client.update_run(run.info.run_id, status="RUNNING")
 
 
 def write_trial_results(
@@ -258,7 +321,10 @@ def log_trial_results(client: MlflowClient, run_id: str, directory: str | Path) 
         if (directory / folder).is_dir() and any((directory / folder).iterdir()):
             client.log_artifacts(run_id, str(directory / folder), folder)
     log_metrics(client, run_id, saved["metrics"], saved["step"])
-    earlier_failure = client.get_run(run_id).data.tags.get(FAILURE_TAG)
+    run = client.get_run(run_id)
+    if was_interrupted(run):  # re-logged from the checkpoint after an interrupted sweep
+        client.delete_tag(run_id, RUN_STATUS_TAG)
+    earlier_failure = run.data.tags.get(FAILURE_TAG)
     if earlier_failure:  # an attempt failed, a retry finished: keep the story, not the verdict
         set_tags(client, run_id, {"previous_failure": earlier_failure})
         client.delete_tag(run_id, FAILURE_TAG)

@@ -23,6 +23,7 @@ from ray import tune
 
 from sweeps import tracking
 from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig
+from xlt_core.errors import ConfigError, DataError
 from xlt_core.train import DEV_CURVE, TrainingDiverged
 from xlt_core.trial import run_trial
 from xlt_schema import (
@@ -40,6 +41,9 @@ TRIAL_COMPLETE = "trial_complete"  # the trial ran to its end (not stopped early
 MLFLOW_LOGGED = "mlflow_logged"  # False: the results wait in the checkpoint to be re-logged
 MLFLOW_RUN_ID = "mlflow_run_id"
 FAILURE = "failure"
+# Errors a retry from the same checkpoint would meet again: a diverged loss, bad data or
+# settings (FailureConfig's retries are for transient faults such as a lost node).
+NOT_RETRIED = (TrainingDiverged, DataError, ConfigError)
 
 
 class RayMlflowReporter:
@@ -116,6 +120,7 @@ def run_tracked_trial(space: dict) -> None:
             }
         )
         return
+    tracking.continue_run(client, run)  # interrupted before (SIGINT/SIGTERM): running again
     checkpoint = tune.get_checkpoint()
     # Where this attempt runs; `resumed_from_checkpoint` marks a restarted trial.
     tracking.set_tags(
@@ -148,9 +153,9 @@ def run_tracked_trial(space: dict) -> None:
         )
         try:
             result = run_trial(trial_config, reporter)
-        except TrainingDiverged as error:
+        except NOT_RETRIED as error:
             _record_failure(client, run_id, error)
-            # From the same checkpoint it would diverge again: end the trial rather than raise
+            # From the same checkpoint it would fail again: end the trial rather than raise
             # (which FailureConfig would retry). NaN tells the searcher the trial failed.
             tune.report(
                 {

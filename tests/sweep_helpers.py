@@ -80,8 +80,12 @@ def child_runs(uri: str, experiment: str = "ear_xnli"):
 
 
 def parent_runs(uri: str, experiment: str = "ear_xnli"):
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).exists():
+        return []  # the sweep has not created its store yet
     client = _client(uri)
     found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return []
     return client.search_runs(
         [found.experiment_id], filter_string="tags.`xlt.role` = 'parent'", max_results=100
     )
@@ -165,3 +169,14 @@ def smoke_spec(name: str, overrides: list[str], data_dir: str | None = None):
 
     spec = experiment_spec(importlib.import_module(f"sweeps.{name}"), "smoke", data_dir)
     return resolve_paths(apply_overrides(spec, parse_assignments(overrides)))
+
+
+def printed_resume_command(log: str) -> list[str]:
+    """The `--resume` command an interrupted sweep printed last (the line after
+    "continue with:"), as an argv."""
+    import shlex
+
+    lines = log.splitlines()
+    marks = [i for i, line in enumerate(lines) if line.rstrip().endswith("continue with:")]
+    assert marks, f"no resume command printed:\n{log[-3000:]}"
+    return shlex.split(lines[marks[-1] + 1])

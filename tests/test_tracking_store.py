@@ -61,3 +61,64 @@ def test_a_store_that_cannot_be_written_is_refused_before_ray_starts(tmp_path, c
     error = capsys.readouterr().err.strip()
     assert "Traceback" not in error and error.splitlines()[-1].startswith("error: "), error
     assert "a SQLite file this user can write" in error and "readonly" in error
+
+
+def _sweep_with_trials(tmp_path, statuses: list[str]):
+    """A parent run and one trial run per status, in a new SQLite store."""
+    from mlflow.tracking import MlflowClient
+
+    from sweeps import tracking
+
+    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    tracking.check_tracking_uri(uri)
+    client = MlflowClient(uri)
+    experiment_id = tracking.ensure_experiment(client, "sweep", uri)
+    parent = tracking.start_parent_run(client, experiment_id, {}, {"xlt.sweep_key": "k"})
+    trials = []
+    for k, status in enumerate(statuses):
+        run_id = tracking.find_or_create_trial_run(
+            client, experiment_id, parent, f"t{k}", {}, f"trial {k}"
+        )
+        if status != "RUNNING":
+            client.set_terminated(run_id, status=status)
+        trials.append(run_id)
+    return client, experiment_id, parent, trials
+
+
+def test_an_interruption_marks_only_the_running_trials_and_the_parent(tmp_path):
+    from sweeps import tracking
+
+    client, _, parent, trials = _sweep_with_trials(
+        tmp_path, ["RUNNING", "FINISHED", "FAILED", "RUNNING"]
+    )
+    assert tracking.mark_interrupted(client, parent) == 2
+    runs = {run_id: client.get_run(run_id) for run_id in [parent, *trials]}
+    for run_id in (parent, trials[0], trials[3]):
+        assert runs[run_id].info.status == "KILLED"
+        assert runs[run_id].data.tags["xlt.status"] == "interrupted"
+    for run_id, status in ((trials[1], "FINISHED"), (trials[2], "FAILED")):
+        assert runs[run_id].info.status == status and "xlt.status" not in runs[run_id].data.tags
+
+    tracking.continue_run(client, runs[trials[0]])  # what --resume does with the run
+    resumed = client.get_run(trials[0])
+    assert resumed.info.status == "RUNNING" and "xlt.status" not in resumed.data.tags
+
+
+def test_resume_finds_a_parent_with_trials_or_the_report_left(tmp_path):
+    from sweeps import tracking
+
+    client, experiment_id, parent, _ = _sweep_with_trials(tmp_path, ["FINISHED"])
+
+    def resumable():
+        found = tracking.find_resumable_parent(client, experiment_id, "k")
+        return found.info.run_id if found else None
+
+    assert resumable() == parent  # trials not all ended
+    tracking.set_tags(client, parent, {"xlt.complete": "true"})
+    client.set_terminated(parent, status="FINISHED")
+    assert resumable() == parent  # the report is missing (interrupted while it was written)
+    tracking.set_tags(client, parent, {"xlt.reported": "true"})
+    assert resumable() is None
+    client.delete_tag(parent, "xlt.reported")
+    client.set_terminated(parent, status="FAILED")  # no trial finished: no report to write
+    assert resumable() is None

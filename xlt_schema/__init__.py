@@ -21,7 +21,13 @@ SWEEP_KEY_TAG = "xlt.sweep_key"
 RAY_NAME_TAG = "xlt.ray_name"
 STORAGE_TAG = "xlt.storage_path"
 STAGE_TAG = "xlt.stage"
-COMPLETE_TAG = "xlt.complete"
+COMPLETE_TAG = "xlt.complete"  # every trial of the sweep ended (set before the report)
+REPORTED_TAG = "xlt.reported"  # the report was written (a resume after it has nothing to do)
+# A run that a SIGINT/SIGTERM to the driver stopped: status KILLED and this tag set to
+# INTERRUPTED (a trial run, or a parent whose trials did not all end). ASHA's early stops are
+# KILLED with tag `stopped_early` instead. `--resume` clears it and continues the run.
+RUN_STATUS_TAG = "xlt.status"
+INTERRUPTED = "interrupted"
 # Set on the parent of a two-phase search: only that phase's trials are its results.
 REPORT_PHASE_TAG = "xlt.report_phase"
 FAILURE_TAG = "failure"
@@ -61,6 +67,10 @@ def parse_metric_key(key: str) -> tuple[str, str, str] | None:
 
 # The trial-run artifact folder of per-example scores, one `<split>-<lang>.json` per set.
 PREDICTIONS_DIR = "predictions"
+# A trial's probing artifacts (xlt_core/probing.py): `probing/<state>.png` and
+# `probing/<state>_distances.json` per model state, in efimov2023 Fig. 2's order.
+PROBING_STATES = ("original", "adjusted", "finetuned", "adjusted_finetuned", "adjusted_continual")
+PROBING_DISTANCES = "probing/{state}_distances.json"
 
 
 def example_scores_key(split: str, lang: str) -> str:

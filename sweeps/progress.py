@@ -1,0 +1,97 @@
+"""Progress of a running phase: one line when a trial starts or ends, with the trials ended,
+running and pending and an ETA from the trials ended so far. It replaces Tune's status
+table (the runner sets `RunConfig(verbose=0)`)."""
+
+from __future__ import annotations
+
+import heapq
+import time
+
+from ray import tune
+from ray.tune.experiment import Trial
+
+
+def eta_seconds(
+    durations: list[float], running_elapsed: list[float], pending: int, slots: int
+) -> float | None:
+    """Seconds until the phase ends, or None before any trial has ended (nothing to go by).
+
+    Every trial is taken to last the mean of `durations`: a running trial needs the mean less
+    what it has run (none when it ran longer), and pending trials take the earliest free of
+    `slots` parallel slots in turn."""
+    if not durations:
+        return None
+    mean = sum(durations) / len(durations)
+    free_at = [max(0.0, mean - elapsed) for elapsed in running_elapsed]
+    free_at += [0.0] * max(0, slots - len(free_at))
+    heapq.heapify(free_at)
+    for _ in range(pending):
+        heapq.heappush(free_at, heapq.heappop(free_at) + mean)
+    return max(free_at, default=0.0) if pending or running_elapsed else 0.0
+
+
+def format_duration(seconds: float) -> str:
+    """`45s`, `3m05s`, `2h07m`."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def progress_line(
+    phase: str, ended: int, failed: int, running: int, pending: int, eta: float | None
+) -> str:
+    what = f"{ended} ended" + (f" ({failed} failed)" if failed else "")
+    guess = "after the first trial ends" if eta is None else format_duration(eta)
+    return f"[{phase}] trials: {what}, {running} running, {pending} pending; ETA {guess}"
+
+
+class ProgressCallback(tune.Callback):
+    """Prints `progress_line` as trials start and end. Trials ended before a resume count as
+    ended but not in the ETA (their durations belong to an earlier driver)."""
+
+    def __init__(self, phase: str):
+        self.phase = phase
+        self.durations: list[float] = []
+        self.started: dict[str, float] = {}
+        self.failed: set[str] = set()
+        self.total = 0
+        self.slots = 1
+
+    def setup(self, total_num_samples: int | None = None, **info) -> None:
+        self.total = total_num_samples or 0
+        self.started = {}  # a resumed driver: earlier start times mean nothing here
+
+    def on_trial_start(self, iteration, trials, trial, **info) -> None:
+        self.started[trial.trial_id] = time.time()
+        self.slots = max(self.slots, len(self.started))
+        self._print(trials)
+
+    def on_trial_complete(self, iteration, trials, trial, **info) -> None:
+        self._end(trials, trial)
+
+    def on_trial_error(self, iteration, trials, trial, **info) -> None:
+        self.failed.add(trial.trial_id)
+        self._end(trials, trial)
+
+    def _end(self, trials, trial) -> None:
+        start = self.started.pop(trial.trial_id, None)
+        if start is not None and trial.trial_id not in self.failed:
+            self.durations.append(time.time() - start)
+        self._print(trials, ending=trial.trial_id)
+
+    def _print(self, trials, ending: str | None = None) -> None:
+        # Tune updates a trial's status after these callbacks: the ending one is still RUNNING.
+        ended = {t.trial_id for t in trials if t.status in (Trial.TERMINATED, Trial.ERROR)}
+        ended |= {ending} if ending else set()
+        # A starting trial may still read PENDING: the trials started here count as running.
+        running = {t.trial_id for t in trials if t.status == Trial.RUNNING} | set(self.started)
+        running -= ended
+        pending = max(self.total, len(trials)) - len(ended) - len(running)
+        now = time.time()
+        elapsed = [now - self.started[t] for t in running if t in self.started]
+        eta = eta_seconds(self.durations, elapsed, pending, self.slots)
+        failed = len(self.failed & ended)
+        print(progress_line(self.phase, len(ended), failed, len(running), pending, eta), flush=True)
