@@ -1,12 +1,16 @@
-"""Check a Ray cluster file offline with Ray's own validation:
-`python -m sweeps.cluster ray_cluster.yaml`.
+"""Check a Ray cluster file offline: `python -m sweeps.cluster ray_cluster.yaml`.
 
-`prepare_config` merges the provider's defaults (as `ray up` does), `validate_config`
-checks the result against Ray's JSON schema and its node-type rules. No cloud call is made.
+Ray's own validation first: `prepare_config` merges the provider's defaults (as `ray up`
+does), `validate_config` checks the result against Ray's JSON schema and its node-type rules.
+Then what this project needs of the head node (`head_problems`): the MLflow server on the
+head's private address over PostgreSQL, no password written in the file, and `RAY_ADDRESS` /
+`MLFLOW_TRACKING_URI` exported there so that a sweep started on the head joins the cluster.
+No cloud call is made.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -24,8 +28,9 @@ def validate_cluster_file(path: str | Path) -> dict:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: no such cluster file")
+    text = path.read_text()
     try:
-        config = yaml.safe_load(path.read_text())
+        config = yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise DataError(f"{path}: not valid YAML ({error})") from None
     if not isinstance(config, dict) or not isinstance(config.get("provider"), dict):
@@ -40,7 +45,68 @@ def validate_cluster_file(path: str | Path) -> dict:
         raise DataError(f"{path}: field {field}: {error.message}") from None
     except (ValueError, KeyError, RuntimeError) as error:
         raise DataError(f"{path}: {error}") from None
+    problems = head_problems(config, text)
+    if problems:
+        raise DataError(f"{path}: " + "; ".join(problems))
     return prepared
+
+
+# The head's private address as its shell commands compute it.
+PRIVATE_ADDRESS = re.escape("$(hostname -I | awk '{print $1}')")
+# What the head's setup (head_setup_commands and setup_commands) must do, and how it reads.
+HEAD_SETUP = {
+    r"apt-get install .*\bpostgresql\b": "install PostgreSQL",
+    r"pip install .*\bpsycopg": "install psycopg (SQLAlchemy's PostgreSQL driver)",
+    r"umask 077 .*openssl rand .*> ?~/\.xlt/pg_password": (
+        "generate the database password on the head (openssl rand) into ~/.xlt/pg_password, "
+        "readable by its user only (umask 077)"
+    ),
+    r"umask 077 .*> ?~/\.pgpass": "give libpq the password in ~/.pgpass (umask 077)",
+    r"~/\.xlt/env\.sh.* ~/\.bashrc": "source ~/.xlt/env.sh from ~/.bashrc",
+}
+# Never in the file: a password in a connection URI, a literal password in SQL, a server
+# listening on every interface.
+FORBIDDEN = {
+    r"postgres(?:ql)?(?:\+\w+)?://[^/\s@:]*:[^/\s@]*@": "a password in a PostgreSQL URI",
+    r"PASSWORD\s+'(?!\$\(cat )": "a password literal (PASSWORD '...')",
+    r"0\.0\.0\.0": "a server listening on every interface (0.0.0.0)",
+}
+
+
+def head_problems(config: dict, text: str) -> list[str]:
+    """What the cluster file (`config`, parsed from `text`) lacks of this project's head setup
+    (see the module's docstring), each as a phrase; [] when nothing."""
+    setup = "\n".join(config.get("setup_commands", []) + config.get("head_setup_commands", []))
+    start = "\n".join(config.get("head_start_ray_commands", []))
+    problems = [
+        f"the head's setup does not {what}"
+        for pattern, what in HEAD_SETUP.items()
+        if not re.search(pattern, setup)
+    ]
+    server = re.search(r"mlflow server .*", start)
+    server_command = server.group() if server else ""
+    if not server:
+        problems.append("head_start_ray_commands start no `mlflow server`")
+    elif not re.search(rf"--host {PRIVATE_ADDRESS}", server_command):
+        problems.append("the MLflow server does not bind the head's private address")
+    if server and not re.search(r"--backend-store-uri postgresql(\+\w+)?://", server_command):
+        problems.append("the MLflow server's --backend-store-uri is not postgresql://")
+    served_ports = {
+        "RAY_ADDRESS": re.search(r"ray start --head .*--port=(\d+)", start),
+        "MLFLOW_TRACKING_URI": re.search(r"--port (\d+)", server_command),
+    }
+    for variable, port in served_ports.items():
+        scheme = re.escape("http://") if variable == "MLFLOW_TRACKING_URI" else ""
+        exported = re.search(rf"export {variable}={scheme}{PRIVATE_ADDRESS}:(\d+)", setup)
+        if not (exported and port and exported.group(1) == port.group(1)):
+            problems.append(
+                f"the head's setup does not export {variable} as the head's private address "
+                f"and the port it serves ({port.group(1) if port else 'none found'})"
+            )
+    problems += [
+        f"the file holds {what}" for pattern, what in FORBIDDEN.items() if re.search(pattern, text)
+    ]
+    return problems
 
 
 def main(argv: list[str] | None = None) -> int:
