@@ -1,73 +1,263 @@
-"""The three papers' published results as data (``paper_results.json``), matched to a sweep.
+"""The three papers' published results (``published_results.tsv``) and the cells a sweep's
+configuration is to be compared with.
 
-A report shows a published row beside ours only where the task, the model, the split
-and the metric are the same; the numbers are the papers' (in percent), never ours.
+The TSV holds one printed table cell a line (columns ``PUBLISHED_COLUMNS``; see
+``published_results.md``). A cell keeps its printed text (``printed``) beside its float
+(``value``): accuracy and F1 in percent, MRR as a fraction, as the papers print them.
+
+A configuration of ours matches a published row when the task, the model, the split and the
+metric are the paper's, its method (with its adaptation) is the row's method, and its
+hyperparameters are those the row's ``setting`` names (e.g. ``alpha=1 beta=0.1 layer=6``).
+A row without hyperparameters in its setting is the paper's chosen configuration of the
+method and matches every configuration of ours with that method.
 """
 
-import json
-from dataclasses import dataclass
+import math
 from pathlib import Path
 
-from analysis.collect import AnalysisError
+import pandas as pd
 
-PAPER_RESULTS = Path(__file__).with_name("paper_results.json")
-_ENTRY_FIELDS = ("paper", "table", "task", "model", "method", "split", "metric", "scores")
+from analysis.collect import AnalysisError, param_value
+from xlt_schema import NO_ADAPTATION
+
+PUBLISHED_RESULTS = Path(__file__).with_name("published_results.tsv")
+PUBLISHED_COLUMNS = (
+    "paper",
+    "table",
+    "task",
+    "model",
+    "method",
+    "setting",
+    "split",
+    "metric",
+    "lang",
+    "value",
+    "note",
+)
+CITATIONS = {
+    "huang2021": "Kuan-Hao Huang, Wasi Uddin Ahmad, Nanyun Peng, Kai-Wei Chang. 2021. Improving "
+    "Zero-Shot Cross-Lingual Transfer Learning via Robust Training. In Proceedings of EMNLP "
+    "2021, pages 1684-1697. https://aclanthology.org/2021.emnlp-main.126",
+    "ding2022": "Kunbo Ding, Weijie Liu, Yuejian Fang, Weiquan Mao, Zhe Zhao, Tao Zhu, Haoyan "
+    "Liu, Rong Tian, Yiren Chen. 2022. A Simple and Effective Method to Improve Zero-Shot "
+    "Cross-Lingual Transfer Learning. In Proceedings of COLING 2022. "
+    "https://arxiv.org/abs/2210.09934",
+    "efimov2023": "Pavel Efimov, Leonid Boytsov, Elena Arslanova, Pavel Braslavski. 2023. The "
+    "Impact of Cross-Lingual Adjustment of Contextual Word Representations on Zero-Shot "
+    "Transfer. In Proceedings of ECIR 2023. https://arxiv.org/abs/2204.06457",
+}
+# How the papers name the encoders we load from the hub; any other model matches nothing.
+PAPER_MODELS = {"bert-base-multilingual-cased": "mbert", "xlm-roberta-base": "xlmr-base"}
+# Fine-tuning of an adapted encoder is a method of its own in efimov2023.
+_ADAPTED_FINETUNING = {"adjusted": "adjust", "adjusted_continual": "adjust_continual"}
+# Our (task, metric-key split) -> the paper's task; QA and mixed XNLI name the set in the split.
+PAPER_TASKS = {
+    ("xnli", "test"): "xnli",
+    ("xnli", "mixed"): "mixed-xnli",
+    ("pawsx", "test"): "pawsx",
+    ("ner", "test"): "ner",
+    ("qa", "xquad"): "xquad",
+    ("qa", "mlqa"): "mlqa",
+    ("qa", "tydiqa"): "tydiqa",
+    ("xsr", "test"): "tatoeba",
+}
+PAPER_SPLIT = "test"
+# Papers print accuracy and F1 in percent and MRR as a fraction (ours are all fractions).
+_FRACTION_METRICS = ("mrr",)
+AVERAGE = "avg"
+# Settings that name a row's source or a protocol our sweeps follow, not a hyperparameter:
+# huang2021's two baselines (Hu et al. 2020's numbers, its own rerun), its two-language grids,
+# efimov2023's XSR layer (ours is chosen on dev).
+GENERALIZED = "generalized"  # huang2021's two-language grids (Tables 4-9)
+_PROTOCOL_SETTINGS = ("", "hu2020", "reproduce", GENERALIZED, "layer=best")
+# efimov2023's cross-lingual QA: our XQuAD keys `<question lang>-<context lang>`.
+_QA_DIRECTIONS = {
+    "question=target paragraph=en": "{lang}-en",
+    "question=en paragraph=target": "en-{lang}",
+}
+# ding2022's chosen EAR configuration; its ablation, target, source and dictionary rows
+# change one thing of it (App. B; our sweeps run them so: sweeps/ear_ablation.py, ...).
+_EAR_POINT = "alpha=1 beta=0.1 layer=6"
+_NAMED_SETTINGS = {
+    "EPT+APT": _EAR_POINT,
+    "-EPT": "alpha=0 beta=0.1 layer=6",
+    "-APT": "alpha=1 beta=0 layer=6",
+    "-EPT -APT": "alpha=0 beta=0 layer=6",
+    "NT+APT": "beta=0.1 layer=6",  # the Noise Target replaces EPT and its alpha
+    "EPT+SRPT": _EAR_POINT,
+}
+# Rows that are another objective of ours than the row's method (ding2022 Tables 4, A.4).
+_VARIANT_OBJECTIVES = {"NT+APT": "ear_nt", "EPT+SRPT": "ear_srpt"}
+# `name=value` in a setting -> our setting's name; None: derived from another (the size of
+# a scaled dictionary). Settings with a source or a dictionary scale are at the EAR point.
+_SETTING_NAMES = {
+    "alpha": "alpha",
+    "beta": "beta",
+    "layer": "layer",
+    "source": "source_lang",
+    "dictionary_scale": "dictionary_scale",
+    "dictionary_size": None,
+}
+_AT_EAR_POINT = ("source", "dictionary_scale")
+# What a row does not name is the papers' protocol and our defaults: English source, the
+# whole synonym dictionary (also for runs that did not log these settings).
+_DEFAULTS = {"source_lang": "en", "dictionary_scale": "1"}
 
 
-@dataclass(frozen=True)
-class PaperResult:
-    """One published table row: scores in percent per language."""
-
-    paper: str
-    citation: str
-    table: str
-    task: str
-    model: str
-    method: str
-    split: str
-    metric: str
-    scores: dict[str, float]
-
-    @property
-    def label(self) -> str:
-        return f"paper: {self.method} ({self.paper}, {self.table})"
+def _parse_value(path: Path, number: int, printed: str) -> float:
+    try:
+        value = float(printed)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise AnalysisError(
+            f"{path}:{number}: value {printed!r} is not a number (a printed cell, e.g. 68.42)"
+        )
+    return value
 
 
-def load_paper_results(path: str | Path = PAPER_RESULTS) -> list[PaperResult]:
-    """Every entry of a results file; a malformed entry is refused naming the file and entry."""
+def load_published_results(path: str | Path = PUBLISHED_RESULTS) -> pd.DataFrame:
+    """Every cell of a results TSV: its columns, ``printed`` (the value as printed), ``value``
+    (float) and ``line`` (in the file). A malformed line is refused naming file and line."""
     path = Path(path)
     try:
-        content = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
         raise AnalysisError(f"cannot read published results from {path}: {error}") from error
-    citations = content.get("papers", {})
-    results = []
-    for index, entry in enumerate(content.get("results", [])):
-        missing = [name for name in _ENTRY_FIELDS if name not in entry]
-        if missing:
-            raise AnalysisError(f"{path}: results[{index}] lacks {', '.join(missing)}")
-        if entry["paper"] not in citations:
-            raise AnalysisError(
-                f"{path}: results[{index}] cites paper {entry['paper']!r}, which "
-                f"is not in 'papers' ({', '.join(sorted(citations))})"
-            )
-        scores = {lang: float(value) for lang, value in entry["scores"].items()}
-        results.append(
-            PaperResult(
-                citation=citations[entry["paper"]],
-                scores=scores,
-                **{name: entry[name] for name in _ENTRY_FIELDS if name != "scores"},
-            )
+    header = tuple(lines[0].split("\t")) if lines else ()
+    if header != PUBLISHED_COLUMNS:
+        raise AnalysisError(
+            f"{path}:1: header {header} is not the tab-separated {', '.join(PUBLISHED_COLUMNS)}"
         )
-    return results
+    cells = []
+    for number, line in enumerate(lines[1:], start=2):
+        fields = line.split("\t")
+        if len(fields) != len(PUBLISHED_COLUMNS):
+            raise AnalysisError(
+                f"{path}:{number}: {len(fields)} tab-separated fields, expected "
+                f"{len(PUBLISHED_COLUMNS)} ({', '.join(PUBLISHED_COLUMNS)})"
+            )
+        cell = dict(zip(PUBLISHED_COLUMNS, fields))
+        if cell["paper"] not in CITATIONS:
+            raise AnalysisError(
+                f"{path}:{number}: paper {cell['paper']!r} is not one of {', '.join(CITATIONS)}"
+            )
+        cell["printed"] = cell["value"]
+        cell["value"] = _parse_value(path, number, cell["printed"])
+        cells.append({**cell, "line": number})
+    return pd.DataFrame(cells, columns=[*PUBLISHED_COLUMNS, "printed", "line"])
 
 
-def matching_results(
-    results: list[PaperResult], task: str | None, model: str | None, split: str, metric: str
-) -> list[PaperResult]:
-    """The published rows for this sweep's task and model on ``split``/``metric``."""
-    return [
-        result
-        for result in results
-        if (result.task, result.model, result.split, result.metric) == (task, model, split, metric)
+def paper_method(method: str, adaptation: str) -> str | None:
+    """The papers' name of our method with this adaptation; None where no paper has it."""
+    if adaptation != NO_ADAPTATION:
+        return _ADAPTED_FINETUNING.get(adaptation) if method == "finetune" else None
+    variants = {objective: "ear" for objective in _VARIANT_OBJECTIVES.values()}
+    return variants.get(method, method)
+
+
+def fits_objective(setting: str, method: str) -> bool:
+    """A variant row (ding2022's NT+APT) is only its objective's (``ear_nt``), and a variant
+    objective is compared with its row only."""
+    variant = method if method in _VARIANT_OBJECTIVES.values() else None
+    return _VARIANT_OBJECTIVES.get(setting) == variant
+
+
+def paper_scale(metric: str) -> float:
+    """Printed units per unit of ours: 100 for percent, 1 for a printed fraction (MRR)."""
+    return 1.0 if metric in _FRACTION_METRICS else 100.0
+
+
+def is_average(lang: str) -> bool:
+    """True for the paper's average cells: ``avg``, and ``en-avg`` / ``avg-de`` in a grid."""
+    return AVERAGE in lang.split("-")
+
+
+def setting_constraints(setting: str) -> dict[str, str] | None:
+    """The settings of ours a row requires (our names, printed values); None for a setting
+    not read here (then no configuration matches the row)."""
+    if setting in _PROTOCOL_SETTINGS or setting in _QA_DIRECTIONS:
+        return dict(_DEFAULTS)
+    tokens = _NAMED_SETTINGS.get(setting, setting).split()
+    if any(token.partition("=")[0] in _AT_EAR_POINT for token in tokens):
+        tokens = [*_EAR_POINT.split(), *tokens]
+    constraints = dict(_DEFAULTS)
+    for token in tokens:
+        name, _, value = token.partition("=")
+        if name not in _SETTING_NAMES or not value:
+            return None
+        if _SETTING_NAMES[name] is not None:
+            constraints[_SETTING_NAMES[name]] = value
+    return constraints
+
+
+def names_hyperparameters(setting: str) -> bool:
+    """True when a row fixes hyperparameters (a published point: the grids of Tables
+    A.1-A.3, the ablations, the dictionary scales)."""
+    constraints = setting_constraints(setting)
+    return constraints is not None and constraints.keys() - _DEFAULTS.keys() != set()
+
+
+def _same_value(ours, printed: str) -> bool:
+    ours, theirs = param_value(ours) if isinstance(ours, str) else ours, param_value(printed)
+    if isinstance(ours, (int, float)) and isinstance(theirs, (int, float)):
+        return math.isclose(ours, theirs, rel_tol=1e-9)
+    return str(ours) == str(theirs)
+
+
+def setting_matches(setting: str, params: dict) -> bool:
+    """Whether a configuration with these params (as ``param_value`` reads them) is the
+    row's; a source language or dictionary scale not logged is the default."""
+    constraints = setting_constraints(setting)
+    if constraints is None:
+        return False
+    values = {**_DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
+    return all(
+        name in values and _same_value(values[name], printed)
+        for name, printed in constraints.items()
+    )
+
+
+def our_lang(paper_lang: str, setting: str) -> str:
+    """The language part of our metric key for a paper's column: a language, a generalized
+    pair as printed (row language first), or an XQuAD direction."""
+    direction = _QA_DIRECTIONS.get(setting)
+    return direction.format(lang=paper_lang) if direction else paper_lang
+
+
+def published_for(
+    published: pd.DataFrame, task: str | None, model: str | None, split: str, metric: str
+) -> pd.DataFrame:
+    """The published cells of our task, model, metric-key split and metric."""
+    paper_task, paper_model = PAPER_TASKS.get((task, split)), PAPER_MODELS.get(model)
+    if paper_task is None or paper_model is None:
+        return published.iloc[0:0]
+    return published[
+        (published["task"] == paper_task)
+        & (published["model"] == paper_model)
+        & (published["split"] == PAPER_SPLIT)
+        & (published["metric"] == metric)
     ]
+
+
+def matching_cells(
+    published: pd.DataFrame,
+    task: str | None,
+    model: str | None,
+    split: str,
+    metric: str,
+    method: str,
+    adaptation: str,
+    params: dict,
+) -> pd.DataFrame:
+    """The published cells one configuration of ours is compared with on ``split``/``metric``,
+    with ``our_lang`` (the language part of our metric key; averages keep the paper's)."""
+    cells = published_for(published, task, model, split, metric)
+    cells = cells[cells["method"] == paper_method(method, adaptation)]
+    fits = cells["setting"].map(
+        lambda setting: fits_objective(setting, method) and setting_matches(setting, params)
+    )
+    cells = cells[fits.astype(bool)]
+    return cells.assign(
+        our_lang=[our_lang(lang, setting) for lang, setting in zip(cells["lang"], cells["setting"])]
+    )

@@ -1,14 +1,19 @@
 """Synonym tables and RS-DA/EAR random synonym substitution."""
 
+import fnmatch
 import json
 import random
+import tomllib
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PairExample
+from xlt_core.data.loading import load_synonyms
 from xlt_core.data.synonyms import (
+    COUNTERFITTED_TABLE,
     augment_copies,
     augment_pair,
     augment_sentence,
@@ -26,12 +31,9 @@ HAND_MADE = {
 
 
 @pytest.fixture
-def counterfitted(shared_data: Path) -> Path:
-    """The real counter-fitted neighbour file that RS-DA and EAR used."""
-    path = shared_data / "synonyms" / "counterfitted_neighbors.json"
-    if not path.is_file():
-        pytest.skip(f"counter-fitted neighbour file not found at {path}")
-    return path
+def counterfitted() -> Path:
+    """The real counter-fitted neighbour file that RS-DA and EAR used, as the package ships it."""
+    return COUNTERFITTED_TABLE
 
 
 def assert_substitutes_only_neighbours(original: str, augmented: str, table) -> None:
@@ -114,6 +116,48 @@ def test_loads_the_real_table_once_per_path(counterfitted):
     assert len(table) == 49975
     assert "film" in table["movie"] and table["br"] == []
     assert load_synonym_table(str(counterfitted)) is table
+
+
+def test_shipped_table_is_the_shared_copy_with_its_mit_licence(shared_data: Path):
+    shared = shared_data / "synonyms" / "counterfitted_neighbors.json"
+    if not shared.is_file():
+        pytest.skip(f"shared copy not found at {shared}")
+    assert COUNTERFITTED_TABLE.read_bytes() == shared.read_bytes()
+    licence = COUNTERFITTED_TABLE.with_name("LICENSE.robinjia-certified-word-sub.txt")
+    assert licence.read_text().startswith("MIT License")
+
+
+def test_shipped_table_and_licence_are_package_data():
+    root = Path(__file__).resolve().parents[1]
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["xlt_core"]
+    package = root / "xlt_core"
+    for shipped in (
+        COUNTERFITTED_TABLE,
+        COUNTERFITTED_TABLE.with_name("LICENSE.robinjia-certified-word-sub.txt"),
+    ):
+        relative = shipped.relative_to(package).as_posix()
+        assert any(fnmatch.fnmatch(relative, pattern) for pattern in patterns), relative
+
+
+@pytest.mark.parametrize("source", ["hub", "local"])
+@pytest.mark.parametrize("method", ["ear", "rs_da"])
+def test_real_data_defaults_to_the_shipped_table_without_any_setting(tmp_path, source, method):
+    settings = {"method": method, "data_source": source}
+    if source == "local":
+        settings["data_dir"] = str(tmp_path)  # holds no synonyms file
+    config = TrialConfig.from_dict(settings)
+    assert config.synonym_path() == COUNTERFITTED_TABLE
+    assert load_synonyms(config) is load_synonym_table(COUNTERFITTED_TABLE)
+
+
+def test_given_table_wins_and_synthetic_data_keeps_its_own(tmp_path):
+    given = tmp_path / "mine.json"
+    given.write_text('{"dog": ["hound"]}', encoding="utf-8")
+    config = TrialConfig.from_dict({"method": "ear", "data_source": "hub", "synonyms": str(given)})
+    assert load_synonyms(config) == {"dog": ["hound"]}
+    assert load_synonyms(TrialConfig.from_dict({"method": "ear"})) == synthetic_synonyms()
+    assert load_synonyms(TrialConfig.from_dict({"method": "adv", "data_source": "hub"})) is None
 
 
 def test_missing_file_names_the_path(tmp_path):

@@ -1,12 +1,9 @@
-"""Extractive QA: SQuAD v1.1 scoring (normalised exact match and token F1, best over the
-gold answers), and features of long contexts split into overlapping windows with the
-tokenizer's offset mappings; the answer is the best-scoring span over all windows."""
+"""Extractive QA features and decoding: long contexts split into overlapping windows with
+the tokenizer's offset mappings; the answer is the best-scoring span over all windows.
+Scoring is in `qa_scoring`."""
 
 from __future__ import annotations
 
-import collections
-import re
-import string
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -22,48 +19,6 @@ from xlt_core.tasks.pair_classification import (
 
 MAX_ANSWER_TOKENS = 30  # longest predicted span, as in the SQuAD/XTREME scripts
 N_BEST = 20  # start and end candidates per window
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD v1.1: lower case, drop punctuation and the articles a/an/the, squeeze spaces."""
-    text = "".join(ch for ch in text.lower() if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
-
-
-def exact_match(prediction: str, gold: str) -> float:
-    return float(normalize_answer(prediction) == normalize_answer(gold))
-
-
-def token_f1(prediction: str, gold: str) -> float:
-    predicted, expected = normalize_answer(prediction).split(), normalize_answer(gold).split()
-    common = sum((collections.Counter(predicted) & collections.Counter(expected)).values())
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(predicted), common / len(expected)
-    return 2 * precision * recall / (precision + recall)
-
-
-def score_answers(predictions: Sequence[str], examples: Sequence[QAExample]) -> dict:
-    """Per-question F1 and EM (each the best over the gold answers), their means ×1 (not
-    %), and the predictions; `scores` (F1) is what the paired t-test reads."""
-    f1 = [
-        max(token_f1(p, gold) for gold in e.answers)
-        for p, e in zip(predictions, examples, strict=True)
-    ]
-    em = [
-        max(exact_match(p, gold) for gold in e.answers)
-        for p, e in zip(predictions, examples, strict=True)
-    ]
-    return {
-        "metric": "f1",
-        "value": float(np.mean(f1)),
-        "exact_match": float(np.mean(em)),
-        "scores": f1,
-        "exact_match_scores": em,
-        "predictions": list(predictions),
-        "labels": [list(e.answers) for e in examples],
-    }
 
 
 @dataclass(frozen=True)

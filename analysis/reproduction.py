@@ -1,0 +1,381 @@
+"""Did we reproduce the papers? Our mean ± std over seeds against each matching published cell.
+
+For the baseline, the selected configuration and every configuration that is a published
+point (a row that fixes hyperparameters: ding2022's grids A.1-A.3, ablations, dictionary
+scales, source languages), per language and for the average over the
+languages both have: ours, the paper's number, the difference and a verdict. The verdict
+reads the paper's number against our mean ± 2 std over seeds: ``reproduced`` inside,
+``above`` when the paper scored higher than that range, ``below`` when lower.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from analysis.collect import hyperparameter_columns, metric_splits, param_value, parse_metric_key
+from analysis.papers import (
+    AVERAGE,
+    CITATIONS,
+    GENERALIZED,
+    is_average,
+    matching_cells,
+    names_hyperparameters,
+    paper_scale,
+)
+from analysis.tables import markdown_table
+
+REPRODUCED, ABOVE, BELOW, ONE_SEED = "reproduced", "above", "below", "one seed"
+BASELINE_ROLE, SELECTED_ROLE, POINT_ROLE = "baseline", "selected", "published point"
+# How many of our seed standard deviations around our mean count as reproduced.
+TOLERANCE_STDS = 2.0
+ROW_KEYS = ["paper", "table", "method", "setting"]
+REPRODUCTION_COLUMNS = [
+    "config_key",
+    "config_label",
+    "role",
+    *ROW_KEYS,
+    "also_in",  # other tables that print the same cells (ding2022's repeated full-method rows)
+    "split",
+    "metric",
+    "lang",  # our metric key's language part; "avg" for the average row
+    "paper_lang",
+    "ours_mean",
+    "ours_std",
+    "n_seeds",
+    "paper_printed",
+    "paper_value",
+    "difference",  # ours - paper, in the paper's units
+    "verdict",
+    "paper_average",  # avg rows: "printed", or how the paper's cells were averaged
+]
+NOTE = (
+    "Ours: mean ± std over this sweep's seeds, in the paper's units (accuracy and F1 in "
+    "percent, MRR as a fraction); Paper: the published number as printed; Δ = ours - paper. "
+    f"Verdict: `{REPRODUCED}` when the paper's number lies within our mean ± "
+    f"{TOLERANCE_STDS:g} std, `{ABOVE}` when it lies above (the paper scored higher than "
+    f"we did), `{BELOW}` when it lies below (we scored higher), `{ONE_SEED}` when we have "
+    "no std. The `avg` row compares the averages over the languages both have: the paper's "
+    "printed average when we have all of its languages, else the mean of its cells over ours. "
+    "Seeds and tests differ: efimov2023 averages 5 seeds, huang2021 10 (significance by a "
+    "bootstrapped paired t-test), ding2022 does not state its seeds; ours are this sweep's "
+    "seeds and its significance test. In a two-language grid (huang2021 Tables 4-9) the "
+    "paper's row language is read as our first sentence's language (the paper does not say "
+    "which sentence is which)."
+)
+
+
+def verdict(ours_mean: float, ours_std: float, paper: float) -> str:
+    """Where the paper's number lies against our mean ± 2 std over seeds."""
+    if not math.isfinite(ours_std):
+        return ONE_SEED
+    if paper > ours_mean + TOLERANCE_STDS * ours_std:
+        return ABOVE
+    if paper < ours_mean - TOLERANCE_STDS * ours_std:
+        return BELOW
+    return REPRODUCED
+
+
+def config_params(trials: pd.DataFrame, config_key: str) -> dict:
+    """The settings of one configuration as numbers where numeric (its runs share them)."""
+    first_run = trials[trials["config_key"] == config_key].iloc[0]
+    return {
+        column: param_value(str(first_run[column]))
+        for column in hyperparameter_columns(trials)
+        if pd.notna(first_run[column])
+    }
+
+
+def sweep_task_and_model(trials: pd.DataFrame, sweep_params: dict) -> tuple[str | None, str | None]:
+    """The sweep's task and model: the trials' params, else the parent's ``base.*`` params."""
+
+    def one(name: str) -> str | None:
+        if name in trials.columns and trials[name].nunique() == 1:
+            return str(trials[name].iloc[0])
+        return sweep_params.get(f"base.{name}")
+
+    return one("task"), one("model")
+
+
+def config_cells(
+    trials: pd.DataFrame,
+    published: pd.DataFrame,
+    task: str | None,
+    model: str | None,
+    split: str,
+    metric: str,
+    config_key: str,
+) -> pd.DataFrame:
+    """The published cells one configuration of the sweep matches on ``split``/``metric``."""
+    first = trials[trials["config_key"] == config_key].iloc[0]
+    params = config_params(trials, config_key)
+    method, adaptation = first["method"], first["adaptation"]
+    return matching_cells(published, task, model, split, metric, method, adaptation, params)
+
+
+def sweep_cells(
+    trials: pd.DataFrame,
+    published: pd.DataFrame,
+    task: str | None,
+    model: str | None,
+    split: str,
+    metric: str,
+) -> pd.DataFrame:
+    """The published cells on ``split``/``metric`` that some configuration of the sweep
+    matches, each once, in file order."""
+    matched = [
+        config_cells(trials, published, task, model, split, metric, config_key)
+        for config_key in trials["config_key"].unique()
+    ]
+    cells = pd.concat([published.iloc[0:0].assign(our_lang=[]), *matched])
+    return cells.drop_duplicates("line").sort_values("line")
+
+
+def _our_column(trials: pd.DataFrame, split: str, lang: str, metric: str) -> str | None:
+    """Our metric key for a paper column; a grid's diagonal (es-es) falls back to the
+    ordinary evaluation (test/es) when the pair itself was not logged."""
+    first, _, second = lang.partition("-")
+    for key_lang in (lang, first) if first == second else (lang,):
+        key = f"{split}/{key_lang}/{metric}"
+        if key in trials.columns:
+            return key
+    return None
+
+
+def _summary(values: pd.Series) -> tuple[float, float, int]:
+    values = values.dropna()
+    std = float(values.std()) if len(values) > 1 else math.nan
+    return float(values.mean()), std, len(values)
+
+
+def _decimals(printed: pd.Series) -> int:
+    return max(len(text.partition(".")[2]) for text in printed)
+
+
+def _comparison(
+    identity: dict, lang: str, paper_lang: str, ours: pd.Series, paper: float, printed: str
+) -> dict:
+    mean, std, n_seeds = _summary(ours)
+    return {
+        **identity,
+        "lang": lang,
+        "paper_lang": paper_lang,
+        "ours_mean": mean,
+        "ours_std": std,
+        "n_seeds": n_seeds,
+        "paper_printed": printed,
+        "paper_value": paper,
+        "difference": mean - paper,
+        "verdict": verdict(mean, std, paper),
+        "paper_average": "",
+    }
+
+
+def compare_row(runs: pd.DataFrame, cells: pd.DataFrame, identity: dict) -> list[dict]:
+    """One published row against one configuration's runs: a dict per language both have,
+    then the average over them."""
+    split, metric = identity["split"], identity["metric"]
+    scale = paper_scale(metric)
+    languages = cells[~cells["lang"].map(is_average)]
+    shared = []
+    records = []
+    for cell in languages.itertuples(index=False):
+        column = _our_column(runs, split, cell.our_lang, metric)
+        if column is None or runs[column].isna().all():
+            continue
+        shared.append((column, cell))
+        ours = scale * runs[column]
+        records.append(
+            _comparison(identity, cell.our_lang, cell.lang, ours, cell.value, cell.printed)
+        )
+    if not shared:
+        return []
+    columns = [column for column, _ in shared]
+    ours_average = scale * runs[columns].dropna().mean(axis=1)
+    averages = cells[cells["lang"].isin([AVERAGE, f"{AVERAGE}-{AVERAGE}"])]
+    if len(shared) == len(languages) and not averages.empty:
+        paper_cell = averages.iloc[0]
+        paper, printed, how = paper_cell["value"], paper_cell["printed"], "printed"
+    else:
+        shared_cells = pd.DataFrame([cell for _, cell in shared])
+        paper = float(np.mean(shared_cells["value"]))
+        printed = f"{paper:.{_decimals(shared_cells['printed'])}f}"
+        how = (
+            "mean of the paper's cells in the languages we have "
+            f"({len(shared)} of {len(languages)})"
+        )
+    record = _comparison(identity, AVERAGE, AVERAGE, ours_average, paper, printed)
+    return [*records, {**record, "paper_average": how}]
+
+
+def _published_rows(cells: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame, list[str]]]:
+    """The cells grouped by published row, in file order; a row that repeats an earlier
+    row's cells exactly is folded into it (named in the third element, e.g. ding2022's
+    copies of huang2021's rows and its repeated full-method rows)."""
+    rows: dict[tuple, tuple[tuple, pd.DataFrame, list[str]]] = {}
+    for key, row in cells.sort_values("line").groupby(ROW_KEYS, sort=False):
+        content = tuple(sorted(zip(row["lang"], row["printed"])))
+        if content in rows:
+            paper, table, _, setting = key
+            rows[content][2].append(f"{paper} {table}" + (f" [{setting}]" if setting else ""))
+        else:
+            rows[content] = (key, row, [])
+    return list(rows.values())
+
+
+def _roles(trials: pd.DataFrame, baseline_key: str, selected_key: str) -> list[tuple[str, str]]:
+    """(config_key, role): the baseline, the selection, then every other configuration."""
+    others = sorted(
+        set(trials["config_key"]) - {baseline_key, selected_key},
+        key=lambda key: trials.loc[trials["config_key"] == key, "config_label"].iloc[0],
+    )
+    roles = [(baseline_key, BASELINE_ROLE)]
+    if selected_key != baseline_key:
+        roles.append((selected_key, SELECTED_ROLE))
+    return roles + [(key, POINT_ROLE) for key in others]
+
+
+def reproduction_frame(
+    trials: pd.DataFrame,
+    published: pd.DataFrame,
+    task: str | None,
+    model: str | None,
+    baseline_key: str,
+    selected_key: str,
+) -> pd.DataFrame:
+    """Every comparison of ours with a published cell (``REPRODUCTION_COLUMNS``); other
+    configurations than the baseline and the selection only against rows that fix their
+    hyperparameters (``names_hyperparameters``)."""
+    records = []
+    for config_key, role in _roles(trials, baseline_key, selected_key):
+        runs = trials[trials["config_key"] == config_key]
+        keys = {parse_metric_key(column) for column in runs.columns}
+        for split in metric_splits(trials):
+            for metric in sorted({key[2] for key in keys if key and key[0] == split}):
+                cells = config_cells(trials, published, task, model, split, metric, config_key)
+                if role == POINT_ROLE:
+                    cells = cells[cells["setting"].map(names_hyperparameters).astype(bool)]
+                for key, row, also_in in _published_rows(cells):
+                    identity = {
+                        "config_key": config_key,
+                        "config_label": runs["config_label"].iloc[0],
+                        "role": role,
+                        **dict(zip(ROW_KEYS, key)),
+                        "also_in": ", ".join(also_in),
+                        "split": split,
+                        "metric": metric,
+                    }
+                    records += compare_row(runs, row, identity)
+    return pd.DataFrame(records, columns=REPRODUCTION_COLUMNS)
+
+
+def _format(value: float, decimals: int) -> str:
+    return f"{value:.{decimals}f}" if math.isfinite(value) else "–"
+
+
+def _row_table(rows: pd.DataFrame) -> list[str]:
+    decimals = _decimals(rows["paper_printed"]) + 1
+    lines = [
+        [
+            row.lang if row.paper_lang == row.lang else f"{row.lang} ({row.paper_lang})",
+            _format(row.ours_mean, decimals)
+            + (f" ± {_format(row.ours_std, decimals)}" if math.isfinite(row.ours_std) else ""),
+            row.paper_printed,
+            f"{row.difference:+.{decimals}f}",
+            row.verdict,
+            str(row.n_seeds),
+        ]
+        for row in rows.itertuples(index=False)
+    ]
+    return markdown_table(["Language", "Ours", "Paper", "Δ", "Verdict", "Seeds"], lines)
+
+
+_GRID_MARKS = {REPRODUCED: " ✓", ABOVE: " ↑", BELOW: " ↓", ONE_SEED: ""}
+GRID_LEGEND = (
+    "Cells: Δ = ours - paper per pair (row: first sentence's language, column: second's); "
+    "✓ reproduced, ↑ the paper's number above our mean + 2 std, ↓ below our mean - 2 std."
+)
+
+
+def _grid_table(rows: pd.DataFrame) -> list[str]:
+    """A two-language grid as a matrix of differences with verdict marks, then its avg."""
+    pairs = rows[rows["lang"] != AVERAGE]
+    firsts = list(dict.fromkeys(lang.partition("-")[0] for lang in pairs["lang"]))
+    seconds = list(dict.fromkeys(lang.partition("-")[2] for lang in pairs["lang"]))
+    cells = {row.lang: row for row in pairs.itertuples(index=False)}
+
+    def cell(pair: str) -> str:
+        row = cells.get(pair)
+        return f"{row.difference:+.1f}{_GRID_MARKS[row.verdict]}" if row else "–"
+
+    matrix = [[first, *(cell(f"{first}-{second}") for second in seconds)] for first in firsts]
+    return [
+        *markdown_table(["", *seconds], matrix),
+        "",
+        GRID_LEGEND,
+        "",
+        *_row_table(rows[rows["lang"] == AVERAGE]),
+    ]
+
+
+def reproduction_section(frame: pd.DataFrame, task: str | None, model: str | None) -> list[str]:
+    """The report's Markdown section: one table per configuration and published row (a
+    matrix for a two-language grid)."""
+    title = ["## Reproduction of published results", ""]
+    if frame.empty:
+        return [
+            *title,
+            f"No published result matches this sweep (task `{task}`, model `{model}`); the "
+            "papers report `bert-base-multilingual-cased` (mbert) and `xlm-roberta-base` "
+            "(xlmr-base).",
+        ]
+    cited = [CITATIONS[paper] for paper in CITATIONS if paper in set(frame["paper"])]
+    lines = [*title, NOTE, "", *(f"- {citation}" for citation in cited)]
+    groups = frame.groupby(["config_key", *ROW_KEYS, "split", "metric"], sort=False)
+    for (_, paper, table, method, setting, split, metric), rows in groups:
+        first = rows.iloc[0]
+        also = f"; the same cells are printed in {first['also_in']}" if first["also_in"] else ""
+        average = rows[rows["lang"] == AVERAGE]["paper_average"].iloc[0]
+        lines += [
+            "",
+            f"### {first['role'].capitalize()} `{first['config_label']}` vs {paper} {table} "
+            f"(`{method}`{f', {setting}' if setting else ''}), {split} {metric}",
+            "",
+            *(_grid_table(rows) if setting == GENERALIZED else _row_table(rows)),
+            "",
+            f"Paper avg: {average}{also}.",
+        ]
+    return lines
+
+
+def paper_table_rows(cells: pd.DataFrame, languages: list[str]) -> list[tuple[str, list[str]]]:
+    """Published rows for a paper-style table of ``languages`` + avg, in percent like ours:
+    the printed cells (MRR, printed as a fraction, times 100), the average over the
+    languages shown when the row has them all. Rows with none of the languages are left out.
+    """
+    rows = []
+    for key, row, also_in in _published_rows(cells):
+        printed = row.set_index("our_lang")
+        shown = [lang for lang in languages if lang in printed.index]
+        if not shown:
+            continue
+        scale = 100 / paper_scale(row["metric"].iloc[0])
+        # A fraction printed with 2 decimals is a percentage with none.
+        decimals = max(_decimals(printed.loc[shown, "printed"]) - (0 if scale == 1 else 2), 0)
+        cells_shown = [
+            printed.at[lang, "printed"]
+            if scale == 1
+            else _format(scale * printed.at[lang, "value"], decimals)
+            for lang in shown
+        ]
+        average = (
+            _format(scale * printed.loc[shown, "value"].mean(), max(decimals, 1))
+            if len(shown) == len(languages)
+            else "–"
+        )
+        by_lang = dict(zip(shown, cells_shown))
+        paper, table, method, setting = key
+        label = f"paper: {method}{f' [{setting}]' if setting else ''} ({paper}, {table}"
+        label += f"; = {', '.join(also_in)})" if also_in else ")"
+        rows.append((label, [by_lang.get(lang, "–") for lang in languages] + [average]))
+    return rows

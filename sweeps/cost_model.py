@@ -1,0 +1,267 @@
+"""What one trial costs, estimated before any GPU is spent (`--dry-run`, `sweeps/plan.py`):
+training tokens, FLOPs, GPU-hours at an assumed throughput, and peak training memory.
+
+Everything that is not counted from the trial's settings is a constant below with its
+source. No figure here was measured on a GPU by this project: the step-cost ratios were
+measured on CPU (issue 10), the GPU throughput is a datasheet peak times an assumed
+utilisation, and peak memory is a formula.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from xlt_core.config import TINY_MODEL, TrialConfig
+
+# The GPU the GPU-hours assume: NVIDIA A100, dense bf16 tensor-core peak (A100 datasheet),
+# at 40% model FLOPs utilisation, issue 10's target for bf16 fine-tuning at mBERT-base.
+GPU_PEAK_FLOPS = 312e12
+GPU_MFU = 0.40
+GPU_ASSUMPTION = (
+    "assumes an A100, bf16, 312 TFLOP/s peak at 40% MFU (124.8 TFLOP/s): "
+    "not measured on a GPU by this project"
+)
+
+# A training step's cost relative to a fine-tuning step on the same batch. Issue 10,
+# measured on CPU at mBERT-base dimensions at commit d7e34eb: EAR 2.24x (median, batch 8;
+# its batch stacks the originals above their copies); ADV 1.5-1.8x with one FGSM step;
+# RS-DA ~1.0x per step (but m times the steps, see COPY_METHODS). The EAR variants run the
+# same passes as EAR and RS-RP / RS-syntax the same as fine-tuning: assumed, not measured.
+# `python -m benchmarks --only steps` measures them again (docs/benchmarks.md): update here.
+EAR_STEP_COST = 2.24
+STEP_COST = {
+    "finetune": 1.0,
+    "ear": EAR_STEP_COST,
+    "ear_nt": EAR_STEP_COST,
+    "ear_srpt": EAR_STEP_COST,
+    "rs_rp": 1.0,
+    "rs_da": 1.0,
+    "rs_syntax": 1.0,
+}
+# ADV: 1 + this per ascent step (the midpoint of issue 10's 1.5-1.8x at one step; linear
+# in adv_steps is an assumption: each ascent step is one more forward and backward).
+ADV_ASCENT_STEP_COST = 0.65
+# The hyperparameters a trial's cost depends on (the others only change the loss).
+COST_HYPERPARAMETERS = ("m", "adv_steps")
+# Objectives that train on m copies of every example (RS-DA keep_originals: m + 1 items).
+COPY_METHODS = ("ear", "ear_nt", "ear_srpt", "rs_da", "rs_syntax")
+# Objectives whose batch holds two rows per item (the original above its copy): memory.
+PAIRED_ROW_METHODS = ("ear", "ear_nt", "ear_srpt")
+
+# Padded tokens per real token. Issue 10, measured on real XNLI: 1.03 with length-grouped
+# training batches (`group_by_length`), 1.75 with random batches at mBERT's vocabulary.
+# Evaluation batches are sorted by length: taken as the grouped figure (assumption).
+GROUPED_PADDING = 1.03
+RANDOM_PADDING = 1.75
+
+# Tokens per whitespace word: XNLI pairs average 39.4 tokens under an mBERT-size WordPiece
+# vocabulary (docs/benchmarks.md, the stand-in tokenizer trained on the sample) and 33.85
+# words (premise + hypothesis, ../shared/data/xnli/train-en.tsv, 999 pairs).
+TOKENS_PER_WORD = 39.4 / 33.85
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """A task's hub data sizes and its examples' typical length."""
+
+    train: int  # English training examples
+    dev: int  # English dev examples (evaluated during training and at the end)
+    test: int  # test examples per evaluated language
+    words: float  # mean whitespace words per example (the text one encoder row holds)
+    source_tested: bool = True  # False: only the target languages have test sets
+
+
+# Sizes: the hub data sets the paper presets read. Words: measured 2026-11-30 on the shared
+# sample (../shared/data) with str.split.
+TASK_DATA = {
+    # MultiNLI train (Williams et al. 2018); XNLI dev / test per language (Conneau et al.
+    # 2018). Words: premise + hypothesis, xnli/train-en.tsv (999 pairs).
+    "xnli": TaskData(392_702, 2_490, 5_010, 33.85),
+    # PAWS-X (Yang et al. 2019). Words: both sentences, pawsx/dev-en.tsv (2,000 pairs).
+    "pawsx": TaskData(49_401, 2_000, 2_000, 42.62),
+    # WikiANN English, Rahimi et al. 2019's splits (XTREME); other languages' test sets hold
+    # 1,000-10,000 sentences (10,000 here: an upper bound). Words: panx/train-en.tsv.
+    "ner": TaskData(20_000, 10_000, 10_000, 8.02),
+    # SQuAD v1.1 train / dev; per language XQuAD's 1,190 questions (MLQA and XQuAD's
+    # cross-lingual directions are not counted). Words: context + question, xquad.en.json.
+    "qa": TaskData(87_599, 10_570, 1_190, 137.43),
+    # Tatoeba, 1,000 pairs per target language (XTREME), dev and test parts together; no
+    # training. Words: both sides, twice tatoeba/tatoeba.fra-eng.eng's mean of 6.89.
+    "xsr": TaskData(0, 0, 1_000, 13.78, source_tested=False),
+}
+# Words per parallel sentence (adjustment, continual alignment): the English side of
+# ../shared/data/parallel/opensubtitles-en-vi (1,000 sentences), standing in for OPUS-100.
+PARALLEL_WORDS = 8.32
+# FLOPs per parallel pair and non-embedding parameter per token of one sentence: the
+# trained encoder's forward and backward on both sentences (2 x 6) and the frozen copy's
+# forward on the English one (2) (objectives/alignment.py `alignment_losses`).
+PAIR_FLOPS_PER_PARAM_TOKEN = 14
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """A BERT-style encoder's dimensions, enough to count its parameters."""
+
+    layers: int
+    hidden: int
+    heads: int
+    intermediate: int
+    vocab: int
+    positions: int
+    type_vocab: int
+
+    @property
+    def embedding_params(self) -> int:
+        """Word, position and token-type embeddings and their LayerNorm."""
+        return (self.vocab + self.positions + self.type_vocab + 2) * self.hidden
+
+    @property
+    def body_params(self) -> int:
+        """Non-embedding parameters: the layers and the pooler."""
+        h, i = self.hidden, self.intermediate
+        layer = 4 * (h * h + h) + (h * i + i) + (i * h + h) + 4 * h  # attention, FFN, 2 norms
+        return self.layers * layer + h * h + h
+
+    @property
+    def params(self) -> int:
+        return self.embedding_params + self.body_params
+
+
+# The models the presets name, from their config.json on the hub.
+MODEL_SHAPES = {
+    "bert-base-multilingual-cased": ModelShape(12, 768, 12, 3072, 119_547, 512, 2),
+    "xlm-roberta-base": ModelShape(12, 768, 12, 3072, 250_002, 514, 1),
+}
+
+
+def model_shape(config: TrialConfig) -> ModelShape | None:
+    """The trial's model: the tiny model from its settings, a model of MODEL_SHAPES, or a
+    local directory's BERT-style config.json; None for any other (no estimate, no network)."""
+    if config.model == TINY_MODEL:
+        return ModelShape(
+            config.tiny_layers,
+            config.tiny_hidden_size,
+            config.tiny_heads,
+            4 * config.tiny_hidden_size,  # models.load_model's tiny BertConfig
+            config.tiny_vocab_size,
+            max(512, config.max_seq_length),
+            2,
+        )
+    if config.model in MODEL_SHAPES:
+        return MODEL_SHAPES[config.model]
+    path = Path(config.model).expanduser() / "config.json"
+    if not path.is_file():
+        return None
+    fields = json.loads(path.read_text())
+    try:
+        return ModelShape(
+            fields["num_hidden_layers"],
+            fields["hidden_size"],
+            fields["num_attention_heads"],
+            fields["intermediate_size"],
+            fields["vocab_size"],
+            fields["max_position_embeddings"],
+            fields.get("type_vocab_size", 2),
+        )
+    except KeyError:  # not a BERT-style config (other field names)
+        return None
+
+
+@dataclass(frozen=True)
+class TrialEstimate:
+    train_tokens: float  # padded tokens the trial's training steps process
+    flops: float  # training, adjustment and evaluation
+    peak_bytes: float  # training memory at the widest batch
+
+    @property
+    def gpu_hours(self) -> float:
+        return self.flops / (GPU_PEAK_FLOPS * GPU_MFU) / 3600
+
+
+def step_cost(config: TrialConfig) -> float:
+    """A training step's cost relative to a fine-tuning step on the same batch."""
+    if config.method == "adv":
+        return 1.0 + ADV_ASCENT_STEP_COST * config.adv_steps
+    return STEP_COST[config.method]
+
+
+def items_per_example(config: TrialConfig) -> int:
+    """Training items per training example: the m copies of the copy methods."""
+    if config.method not in COPY_METHODS:
+        return 1
+    return config.m + int(config.method == "rs_da" and config.rs_da_variant == "keep_originals")
+
+
+def example_tokens(config: TrialConfig) -> float:
+    """A typical example's tokens, at most max_seq_length."""
+    return min(TASK_DATA[config.task].words * TOKENS_PER_WORD, config.max_seq_length)
+
+
+def evaluated_examples(config: TrialConfig, trains: bool) -> float:
+    """Examples evaluated in one trial: English dev at every evaluation during training and
+    once at the end, every language's test, the generalized pairs and mixed-language sets.
+    Hub sizes, each set capped by max_eval_examples."""
+    data = TASK_DATA[config.task]
+    cap = config.max_eval_examples or math.inf
+    dev, test = min(data.dev, cap), min(data.test, cap)
+    languages = len(config.target_langs) + 1
+    test_sets = languages if data.source_tested else languages - 1
+    if config.generalized_pairs:
+        test_sets += languages * (languages - 1)
+    if config.mixed_language:
+        test_sets += len(config.target_langs)
+    evaluations = math.ceil(config.epochs * config.evals_per_epoch) + 1 if trains else 1
+    return dev * evaluations + test * test_sets
+
+
+def adaptation_flops(config: TrialConfig, body_params: int, train_steps: float) -> float:
+    """The adjustment stage (every target language's parallel sentences, adjust_epochs
+    times) and, for adjusted_continual, continual_pairs parallel pairs every training step.
+    Counted in every trial, an upper bound: trials with the same adjustment and seed share
+    one adjusted encoder through the cache."""
+    if config.adaptation == "none":
+        return 0.0
+    pairs = len(config.target_langs) * config.parallel_max_sentences * config.adjust_epochs
+    if config.adaptation == "adjusted_continual":
+        pairs += train_steps * config.continual_pairs
+    sentence_tokens = PARALLEL_WORDS * TOKENS_PER_WORD
+    return pairs * sentence_tokens * PAIR_FLOPS_PER_PARAM_TOKEN * body_params
+
+
+def peak_memory(config: TrialConfig, shape: ModelShape, trains: bool) -> float:
+    """Bytes: 16 per parameter (fp32 weights and gradients, AdamW's two moments; bf16
+    autocast keeps fp32 weights) plus the activations a backward pass keeps, per layer
+    s*b*h*(34 + 5*a*s/h) bytes (Korthikanti et al. 2022, 16-bit activations, no
+    recomputation) at s = max_seq_length and b = the batch's rows; adjusted_continual adds
+    the frozen encoder's fp32 weights. A task without training keeps the weights only.
+    Not included: the CUDA context and the allocator's slack."""
+    if not trains:
+        return 4.0 * shape.params
+    rows = config.batch_size * (2 if config.method in PAIRED_ROW_METHODS else 1)
+    s, h = config.max_seq_length, shape.hidden
+    activations = shape.layers * s * rows * h * (34 + 5 * shape.heads * s / h)
+    frozen = 4.0 * shape.params if config.adaptation == "adjusted_continual" else 0.0
+    return 16.0 * shape.params + activations + frozen
+
+
+def estimate_trial(config: TrialConfig, shape: ModelShape, train_examples: int) -> TrialEstimate:
+    """One trial's cost (no training examples: a task that evaluates the encoder as it is).
+    FLOPs per token: 6 x non-embedding parameters for a training step
+    (Kaplan et al. 2020; embedding lookups are not matrix products), times the objective's
+    step cost; 2 x for an evaluated token. The attention-score term (6 x layers x s x h per
+    token) is left out: under 2% at 128 tokens for mBERT."""
+    trains = train_examples > 0
+    items = train_examples * items_per_example(config)
+    padding = GROUPED_PADDING if config.group_by_length else RANDOM_PADDING
+    train_tokens = items * config.epochs * example_tokens(config) * padding
+    train_steps = math.ceil(items / config.batch_size) * config.epochs
+    eval_tokens = evaluated_examples(config, trains) * example_tokens(config) * GROUPED_PADDING
+    flops = (
+        6 * shape.body_params * train_tokens * step_cost(config)
+        + 2 * shape.body_params * eval_tokens
+        + adaptation_flops(config, shape.body_params, train_steps)
+    )
+    return TrialEstimate(train_tokens, flops, peak_memory(config, shape, trains))

@@ -1,0 +1,211 @@
+"""`--dry-run`: what a sweep would run and what it would cost, printed without starting Ray,
+without network and without tracking anything: the configurations x seeds of each phase,
+the trial count, the resources per trial, and per configuration the estimate of
+`sweeps/cost_model.py` (training tokens, GPU-hours, peak memory), with its assumptions.
+
+Every configuration's settings are checked, and local or synthetic training data is read to
+count it; the evaluation files, the model's depth and the tracking store are checked when
+the sweep itself starts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sweeps import cost_model
+from sweeps.experiment import SweepSpec
+from sweeps.resources import trial_resources
+from sweeps.spaces import SEARCH_RANGES
+from xlt_core.config import TrialConfig
+from xlt_core.errors import ConfigError
+
+GRID = "grid"  # sweeps/search.py's PHASE_GRID (that module loads torch)
+GIB = 2**30
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A configuration of a phase and how many of its trials the phase runs."""
+
+    label: str
+    config: TrialConfig
+    trials: int
+
+
+@dataclass(frozen=True)
+class Phase:
+    summary: str
+    entries: list[Entry]
+
+    @property
+    def trials(self) -> int:
+        return sum(entry.trials for entry in self.entries)
+
+
+def print_plan(spec: SweepSpec, trials_per_gpu: int | None) -> int:
+    """Print the plan; the exit status of a dry run (0)."""
+    print(format_plan(spec, trials_per_gpu), flush=True)
+    return 0
+
+
+def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
+    """The plan as text. Raises ConfigError on a bad setting, as the sweep would."""
+    configs = [TrialConfig.from_dict({**spec.base, **point}) for point in spec.points]
+    phases = grid_phases(spec, configs) if spec.strategy == GRID else search_phases(spec)
+    total = sum(phase.trials for phase in phases)
+    lines = [
+        f"Dry run of {spec.experiment} (preset {spec.preset}, strategy {spec.strategy}): "
+        "nothing started, nothing tracked.",
+        f"Seeds ({len(spec.seeds)}): {', '.join(map(str, spec.seeds))}",
+        *(phase.summary for phase in phases),
+        f"Trials: {total}" + (" at most (ASHA stops some early)" if len(phases) > 1 else ""),
+        f"Resources per trial: {resources_text(spec, trials_per_gpu)}",
+        "",
+        *estimate_lines(configs[0], phases),
+    ]
+    return "\n".join(lines)
+
+
+def grid_phases(spec: SweepSpec, configs: list[TrialConfig]) -> list[Phase]:
+    seeds = len(spec.seeds)
+    entries = [Entry(config.config_label(), config, seeds) for config in configs]
+    summary = (
+        f"Configurations x seeds: {len(configs)} configurations x {seeds} seeds "
+        f"= {len(configs) * seeds} trials"
+    )
+    return [Phase(summary, entries)]
+
+
+def search_phases(spec: SweepSpec) -> list[Phase]:
+    """Phase 1 samples the searched methods' ranges with the first seed; phase 2 re-runs the
+    baseline and the top_k configurations over every seed (sweeps/search.py). Phase 1's
+    configurations are unknown until it runs: each is counted as the costliest the ranges
+    allow (the largest value of every choice, as `m`), an upper bound."""
+    from sweeps import search  # torch loads here, only for strategy search
+
+    baselines = search.baseline_points(spec)
+    ranges = {m: SEARCH_RANGES[m] for m in search.searched_methods(spec) if m in SEARCH_RANGES}
+    if not baselines or not ranges:
+        raise ConfigError(
+            "--strategy",
+            "search",
+            "a sweep with a baseline and a method that has search ranges "
+            f"(sweeps/spaces.py SEARCH_RANGES: {', '.join(sorted(SEARCH_RANGES))})",
+        )
+    costliest = max(
+        (
+            TrialConfig.from_dict({**spec.base, **point, **_largest_choices(spec, ranges[method])})
+            for point in spec.points
+            if (method := point["method"]) in ranges
+        ),
+        key=lambda config: cost_model.step_cost(config) * cost_model.items_per_example(config),
+    )
+    fixed = ", ".join(f"{name}={value}" for name, value in spec.fixed_axes.items()) or "none"
+    seeds, k = len(spec.seeds), spec.top_k
+    sampled = f"sampled {costliest.method}, costliest choices"
+    phase1 = Phase(
+        f"Phase 1 (search): {spec.search_trials} configurations sampled by Optuna TPE "
+        f"(the sweep's own first) from sweeps/spaces.py SEARCH_RANGES "
+        f"({'; '.join(f'{m}: {_ranges_text(r)}' for m, r in ranges.items())}; fixed by --set: "
+        f"{fixed}) x 1 seed ({spec.seeds[0]}) = {spec.search_trials} trials; ASHA stops weak "
+        "ones early on English dev",
+        [Entry(sampled, costliest, spec.search_trials)],
+    )
+    final = [TrialConfig.from_dict({**spec.base, **point}) for point in baselines]
+    phase2 = Phase(
+        f"Phase 2 (final): {len(final)} baseline + top {k} of phase 1 = {len(final) + k} "
+        f"configurations x {seeds} seeds = {(len(final) + k) * seeds} trials",
+        [Entry(config.config_label(), config, seeds) for config in final]
+        + [Entry(f"top {k} of phase 1 ({sampled})", costliest, k * seeds)],
+    )
+    return [phase1, phase2]
+
+
+def _largest_choices(spec: SweepSpec, ranges: dict) -> dict:
+    """The largest choice of each range that sets the cost (m, adv_steps) and --set left."""
+    return {
+        name: max(bounds[1])
+        for name, bounds in ranges.items()
+        if bounds[0] == "choice"
+        and name in cost_model.COST_HYPERPARAMETERS
+        and name not in spec.fixed_axes
+    }
+
+
+def _ranges_text(ranges: dict) -> str:
+    return ", ".join(
+        f"{name} in {{{', '.join(map(str, bounds[1]))}}}"
+        if bounds[0] == "choice"
+        else f"{name} {bounds[1]}..{bounds[2]} step {bounds[3]}"
+        for name, bounds in ranges.items()
+    )
+
+
+def resources_text(spec: SweepSpec, trials_per_gpu: int | None) -> str:
+    """What each trial asks Ray for (sweeps/resources.py); with --trials-per-gpu and no
+    cpus_per_trial the CPUs depend on the cluster, which a dry run does not contact."""
+    resources = trial_resources(spec.cpus_per_trial, trials_per_gpu, {})
+    if trials_per_gpu is None:
+        return (
+            f"{resources['cpu']:g} CPU, no GPU (trials train on CPU; "
+            "--trials-per-gpu K gives each a K-th of a GPU)"
+        )
+    cpus = (
+        f"{resources['cpu']:g} CPU"
+        if spec.cpus_per_trial is not None
+        else f"the cluster's CPUs per GPU / {trials_per_gpu} (at least 1; read when Ray starts)"
+    )
+    return f"{resources['gpu']:g} GPU (1/{trials_per_gpu}), {cpus}"
+
+
+def training_examples(config: TrialConfig) -> int:
+    """Training examples per epoch: the hub set's size, or counted in the synthetic or
+    local data (read as the trial reads it), at most max_train_examples."""
+    if config.data_source == "hub":
+        return min(cost_model.TASK_DATA[config.task].train, config.max_train_examples or math.inf)
+    from xlt_core.tasks import TASKS  # torch loads here, only for data read locally
+
+    return len(TASKS[config.task].load_training(config))
+
+
+def estimate_lines(first: TrialConfig, phases: list[Phase]) -> list[str]:
+    shape = cost_model.model_shape(first)
+    if shape is None:
+        return [
+            f"Estimate: none for model {first.model} (not in sweeps/cost_model.py "
+            "MODEL_SHAPES, not a local directory with a BERT-style config.json)"
+        ]
+    examples = training_examples(first)
+    source = "hub" if first.data_source == "hub" else f"counted in the {first.data_source} data"
+    lines = [
+        f"Estimate per trial (model {first.model}, {shape.params / 1e6:.1f}M parameters, "
+        f"{shape.body_params / 1e6:.1f}M non-embedding; task {first.task}, "
+        f"{examples:,} training examples per epoch ({source}), "
+        f"{cost_model.example_tokens(first):.1f} tokens per example):",
+        f"  {'trials':>6}  {'train tokens':>12}  {'GPU-hours':>9}  {'peak GiB':>8}  configuration",
+    ]
+    total = 0.0
+    for phase in phases:
+        for entry in phase.entries:
+            trial = cost_model.estimate_trial(entry.config, shape, examples)
+            total += trial.gpu_hours * entry.trials
+            lines.append(
+                f"  {entry.trials:>6}  {trial.train_tokens:>12.3g}  {trial.gpu_hours:>9.3g}  "
+                f"{trial.peak_bytes / GIB:>8.3g}  {entry.label}"
+            )
+    return [
+        *lines,
+        f"Total: {total:.3g} GPU-hours for {sum(p.trials for p in phases)} trials; "
+        f"{cost_model.GPU_ASSUMPTION}.",
+        "FLOPs: 6 x non-embedding parameters per training token x the objective's step cost "
+        f"vs fine-tuning (EAR {cost_model.EAR_STEP_COST}x, ADV 1 + "
+        f"{cost_model.ADV_ASCENT_STEP_COST} per ascent step, RS-DA 1x per copy: CPU ratios "
+        "measured at mBERT-base dimensions, issue 10), 2 x per evaluated token, plus the "
+        "adjustment stage; tokens: examples x epochs x copies x typical length x padding "
+        f"({cost_model.GROUPED_PADDING} length-grouped, {cost_model.RANDOM_PADDING} random); "
+        "evaluation sets at the hub's sizes. Sources: sweeps/cost_model.py.",
+        "Peak memory: a formula, not measured: 16 bytes per parameter (fp32 weights, "
+        "gradients, AdamW moments) + activations s*b*h*(34 + 5*a*s/h) bytes per layer "
+        "(Korthikanti et al. 2022) at s = max_seq_length; excludes the CUDA context.",
+    ]

@@ -1,0 +1,206 @@
+"""`--dry-run` (sweeps/plan.py, sweeps/cost_model.py): the plan of a sweep, printed offline
+without Ray and without tracking, and its cost estimate checked against hand computations."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+from sweep_helpers import REPO
+
+from sweeps import adjust_xnli, cost_model, ear_xnli
+from sweeps.cli import main
+from sweeps.experiment import experiment_spec
+from sweeps.plan import format_plan
+from xlt_core.config import METHODS, TASKS, TrialConfig
+
+PAPER_COMMAND = [str(REPO / "sweeps" / "ear_xnli.py"), "--preset", "paper", "--dry-run"]
+
+# Run before the command: any connection attempt fails it, and at exit the heavy modules it
+# imported are written to $LOADED_MODULES.
+NO_NETWORK = """
+import atexit, json, os, socket, sys
+
+def _refuse(*args, **kwargs):
+    raise OSError("network used during a dry run")
+
+socket.socket.connect = _refuse
+socket.create_connection = _refuse
+atexit.register(
+    lambda: open(os.environ["LOADED_MODULES"], "w").write(
+        json.dumps([m for m in ("ray", "mlflow", "torch") if m in sys.modules])
+    )
+)
+"""
+
+
+def test_paper_dry_run_plans_90_trials_offline_and_tracks_nothing(tmp_path):
+    workdir, hooks = tmp_path / "work", tmp_path / "hooks"
+    workdir.mkdir()
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(NO_NETWORK)
+    store = tmp_path / "store" / "mlflow.db"
+    loaded = tmp_path / "modules.json"
+    completed = subprocess.run(
+        [sys.executable, *PAPER_COMMAND],
+        cwd=workdir,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": f"{hooks}:{REPO}",
+            "MLFLOW_TRACKING_URI": f"sqlite:///{store}",
+            "LOADED_MODULES": str(loaded),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    out = completed.stdout
+    assert "18 configurations x 5 seeds = 90 trials" in out
+    assert "Trials: 90\n" in out
+    assert "GPU-hours for 90 trials" in out
+    assert "not measured on a GPU by this project" in out
+    assert not store.exists() and not store.parent.exists()
+    assert list(workdir.iterdir()) == []  # no mlflow.db, ray_results, cache
+    assert json.loads(loaded.read_text()) == []  # neither Ray, MLflow nor torch loaded
+
+
+def test_search_dry_run_shows_both_phases_and_their_budgets(capsys):
+    argv = ["--preset", "paper", "--strategy", "search", "--dry-run"]
+    assert main(ear_xnli, [*argv, "--set", "search_trials=6", "--set", "top_k=2"]) == 0
+    out = capsys.readouterr().out
+    assert "Phase 1 (search): 6 configurations sampled by Optuna TPE" in out
+    assert "x 1 seed (1) = 6 trials" in out
+    assert "Phase 2 (final): 1 baseline + top 2 of phase 1 = 3 configurations x 5 seeds" in out
+    assert "Trials: 21 at most" in out
+    # Phase 1's trials and the top 2 over 5 seeds are EAR, the baseline 5 fine-tuning trials.
+    rows = [line.split() for line in out.splitlines() if line.startswith("      ")]
+    assert [(row[0], row[-1]) for row in rows] == [
+        ("6", "choices"),
+        ("5", "finetune"),
+        ("10", "choices)"),
+    ]
+
+
+def test_search_dry_run_of_an_adjustment_sweep_is_refused(capsys):
+    assert main(adjust_xnli, ["--preset", "paper", "--strategy", "search", "--dry-run"]) == 2
+    assert "use --strategy grid" in capsys.readouterr().err
+
+
+def test_bad_setting_stops_the_dry_run(capsys):
+    assert main(ear_xnli, ["--preset", "paper", "--dry-run", "--set", "beta=-1"]) == 2
+    assert "beta" in capsys.readouterr().err
+
+
+def test_resources_per_trial_are_shown():
+    spec = experiment_spec(ear_xnli, "paper", None)
+    assert "Resources per trial: 0.25 GPU (1/4), the cluster's CPUs per GPU / 4" in format_plan(
+        spec, 4
+    )
+    spec.cpus_per_trial = 2.0
+    assert "Resources per trial: 2 CPU, no GPU" in format_plan(spec, None)
+
+
+MBERT_BODY = 12 * (4 * (768 * 768 + 768) + 2 * 768 * 3072 + 3072 + 768 + 4 * 768) + 768 * 768 + 768
+
+
+def test_mbert_parameter_counts():
+    shape = cost_model.MODEL_SHAPES["bert-base-multilingual-cased"]
+    assert shape.body_params == MBERT_BODY == 85_645_056
+    # BertModel of bert-base-multilingual-cased: 177,853,440 parameters.
+    assert shape.params == 177_853_440
+
+
+def _paper_trial(**point) -> TrialConfig:
+    spec = experiment_spec(ear_xnli, "paper", None)
+    return TrialConfig.from_dict({**spec.base, **point, "seed": 1})
+
+
+def test_finetune_estimate_by_hand():
+    """mBERT fine-tuning on MultiNLI, 2 epochs, 4 evaluations per epoch, 15 languages."""
+    config = _paper_trial(method="finetune")
+    trial = cost_model.estimate_trial(
+        config, cost_model.MODEL_SHAPES[config.model], cost_model.TASK_DATA["xnli"].train
+    )
+    tokens = 392_702 * 2 * 39.4 * 1.03  # examples x epochs x typical length x padding
+    evaluated = 2_490 * (2 * 4 + 1) + 5_010 * 15  # English dev 9 times, test in 15 languages
+    flops = 6 * MBERT_BODY * tokens + 2 * MBERT_BODY * evaluated * 39.4 * 1.03
+    assert trial.train_tokens == pytest.approx(tokens)
+    assert trial.flops == pytest.approx(flops)
+    assert trial.gpu_hours == pytest.approx(flops / (312e12 * 0.4) / 3600)
+    assert trial.gpu_hours == pytest.approx(0.038, abs=5e-4)
+    # 16 bytes per parameter + 12 layers x s*b*h*(34 + 5*a*s/h), s=128, b=32, h=768, a=12.
+    activations = 12 * 128 * 32 * 768 * (34 + 5 * 12 * 128 / 768)
+    assert trial.peak_bytes == pytest.approx(16 * 177_853_440 + activations)
+
+
+def test_objective_costs_by_hand():
+    shape, examples = cost_model.MODEL_SHAPES["bert-base-multilingual-cased"], 1000
+
+    def training_flops(**point):
+        config = _paper_trial(**point, max_eval_examples=1)
+        trial = cost_model.estimate_trial(config, shape, examples)
+        evaluated = 1 * 9 + 1 * 15
+        return trial.flops - 2 * MBERT_BODY * evaluated * 39.4 * 1.03
+
+    finetune = training_flops(method="finetune")
+    assert finetune == pytest.approx(6 * MBERT_BODY * 1000 * 2 * 39.4 * 1.03)
+    assert training_flops(method="ear", m=1) == pytest.approx(2.24 * finetune)
+    assert training_flops(method="ear", m=3) == pytest.approx(3 * 2.24 * finetune)
+    assert training_flops(method="adv", adv_steps=3) == pytest.approx((1 + 3 * 0.65) * finetune)
+    assert training_flops(method="rs_da", m=3) == pytest.approx(3 * finetune)
+    keep = training_flops(method="rs_da", m=3, rs_da_variant="keep_originals")
+    assert keep == pytest.approx(4 * finetune)
+    random_batches = training_flops(method="finetune", group_by_length=False)
+    assert random_batches == pytest.approx(finetune * 1.75 / 1.03)
+
+
+def test_adjustment_stage_by_hand():
+    settings = adjust_xnli.trial_settings("paper", None)  # 14 targets, 20,000 pairs each
+    adjusted = TrialConfig.from_dict({**settings, **adjust_xnli.POINTS["paper"][1], "seed": 1})
+    continual = TrialConfig.from_dict({**settings, **adjust_xnli.POINTS["paper"][2], "seed": 1})
+    # Pairs x tokens per sentence (8.32 words x 39.4 / 33.85) x 14 FLOPs per parameter-token.
+    per_pair = 8.32 * (39.4 / 33.85) * 14 * MBERT_BODY
+    stage = 14 * 20_000 * 1.0 * per_pair
+    assert cost_model.adaptation_flops(adjusted, MBERT_BODY, 100) == pytest.approx(stage)
+    # Continual alignment: 16 pairs at each of the 100 training steps on top.
+    assert cost_model.adaptation_flops(continual, MBERT_BODY, 100) == pytest.approx(
+        stage + 100 * 16 * per_pair
+    )
+
+
+def test_local_model_directory_is_read_without_network(tmp_path):
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "num_hidden_layers": 12,
+                "hidden_size": 768,
+                "num_attention_heads": 12,
+                "intermediate_size": 3072,
+                "vocab_size": 119_547,
+                "max_position_embeddings": 512,
+                "type_vocab_size": 2,
+            }
+        )
+    )
+    config = _paper_trial(method="finetune", model=str(tmp_path))
+    assert cost_model.model_shape(config) == cost_model.MODEL_SHAPES["bert-base-multilingual-cased"]
+
+
+def test_unknown_model_gets_no_estimate():
+    spec = experiment_spec(ear_xnli, "paper", None)
+    spec.base["model"] = "someone/unknown-model"
+    plan = format_plan(spec, None)
+    assert "Trials: 90" in plan
+    assert "Estimate: none for model someone/unknown-model" in plan
+
+
+def test_every_method_and_task_has_a_cost():
+    for method in METHODS:
+        config = _paper_trial(method=method)
+        assert cost_model.step_cost(config) >= 1.0, method
+    assert set(TASKS) == set(cost_model.TASK_DATA)
+    assert math.isclose(
+        cost_model.TASK_DATA["xnli"].words * cost_model.TOKENS_PER_WORD, 39.4
+    )  # XNLI's measured typical length
