@@ -1,11 +1,14 @@
-"""Command line: ``python -m analysis report --experiment NAME [...]``."""
+"""Command line: ``python -m analysis report --experiment NAME [...]`` and
+``python -m analysis compare --experiments A,B,... [...]``."""
 
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from mlflow.exceptions import MlflowException
 
+from analysis.compare import compare_sweeps
 from analysis.report import format_summary, report_sweep
 from analysis.select import DEFAULT_BASELINE_METHOD, DEFAULT_CORRECTION
 from analysis.stats import CORRECTIONS, SIGNIFICANCE_TESTS
@@ -22,13 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     report = commands.add_parser("report", help="select the best configuration and write a report")
     report.add_argument("--experiment", required=True, help="MLflow experiment (sweep) name")
-    report.add_argument(
-        "--tracking-uri",
-        default=os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_TRACKING_URI),
-        help=f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})",
-    )
+    _add_common(report, "report")
     report.add_argument("--parent-run", help="parent run id (default: newest with finished trials)")
-    report.add_argument("--out", help="directory for the report files (default: a new temp dir)")
     report.add_argument(
         "--reference",
         help="second reference for ** marks: a method or an adaptation with one "
@@ -40,18 +38,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="significance test (default: the parent run's significance_test param, else ttest)",
     )
     report.add_argument(
-        "--correction",
-        choices=(*CORRECTIONS, "none"),
-        default=DEFAULT_CORRECTION,
-        help=f"correction of p-values over languages for the marks (default {DEFAULT_CORRECTION})",
-    )
-    report.add_argument(
-        "--baseline",
-        default=DEFAULT_BASELINE_METHOD,
-        help=f"baseline method, on the unadapted encoder (adaptation none; "
-        f"default {DEFAULT_BASELINE_METHOD})",
-    )
-    report.add_argument(
         "--metric",
         help="selection metric on a dev split (default: the parent run's selection_metric "
         "param, else dev/en/accuracy, else the sweep's dev/en metric)",
@@ -60,13 +46,50 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--no-register", action="store_true", help="do not register the selected model"
     )
+    report.add_argument(
+        "--register-anyway",
+        action="store_true",
+        help="register the selected model even when the sweep has sanity warnings "
+        "(every configuration at chance, a loss that blew up)",
+    )
+    compare = commands.add_parser(
+        "compare", help="the baseline and each method's selected configuration of several sweeps"
+    )
+    compare.add_argument(
+        "--experiments", required=True, help="comma-separated MLflow experiment (sweep) names"
+    )
+    _add_common(compare, "comparison")
     return parser
+
+
+def _add_common(command: argparse.ArgumentParser, what: str) -> None:
+    """The options ``report`` and ``compare`` share."""
+    command.add_argument(
+        "--tracking-uri",
+        default=os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_TRACKING_URI),
+        help=f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})",
+    )
+    command.add_argument("--out", help=f"directory for the {what} files (default: a new temp dir)")
+    command.add_argument(
+        "--correction",
+        choices=(*CORRECTIONS, "none"),
+        default=DEFAULT_CORRECTION,
+        help=f"correction of p-values over languages for the marks (default {DEFAULT_CORRECTION})",
+    )
+    command.add_argument(
+        "--baseline",
+        default=DEFAULT_BASELINE_METHOD,
+        help=f"baseline method, on the unadapted encoder (adaptation none; "
+        f"default {DEFAULT_BASELINE_METHOD})",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
     try:
+        if args.command == "compare":
+            return _compare(args)
         report = report_sweep(
             args.tracking_uri,
             args.experiment,
@@ -79,11 +102,30 @@ def main(argv: list[str] | None = None) -> int:
             register=not args.no_register,
             model_name=args.model_name,
             selection_metric=args.metric,
+            register_anyway=args.register_anyway,
         )
     except (ValueError, MlflowException) as error:
         print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
         return USAGE_ERROR
     print(format_summary(report))
+    return 0
+
+
+def _compare(args) -> int:
+    names = [name.strip() for name in args.experiments.split(",") if name.strip()]
+    comparison = compare_sweeps(
+        args.tracking_uri,
+        names,
+        args.out,
+        baseline_method=args.baseline,
+        correction=args.correction,
+    )
+    print(Path(comparison.markdown_path).read_text(encoding="utf-8"))
+    print(
+        "\n".join(
+            ["Files:", comparison.markdown_path, comparison.latex_path, *comparison.plot_paths]
+        )
+    )
     return 0
 
 

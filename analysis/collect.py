@@ -26,6 +26,7 @@ from xlt_schema import (
     PARENT_RUN_TAG,
     PHASE_TAG,
     PREDICTIONS_DIR,
+    PROBING_DISTANCES,
     REPORT_PHASE_TAG,
     ROLE_TAG,
     TRIAL_ROLE,
@@ -419,3 +420,17 @@ def load_example_scores(
 ) -> np.ndarray:
     """Per-example scores of each run on ``split``/``lang``, shaped (len(run_ids), n_examples)."""
     return ExampleScores(client).scores(run_ids, split, lang)
+
+
+def probing_distances(client: MlflowClient, run_id: str, state: str) -> dict | None:
+    """A trial's probing distances at one model state (``{"related": [...], "unrelated":
+    [...]}``, from ``probing/<state>_distances.json``), or None when the run has none (it did
+    not probe, or it predates the distances artifact)."""
+    artifact = PROBING_DISTANCES.format(state=state)
+    with tempfile.TemporaryDirectory(prefix="xlt-probing-") as scratch:
+        try:
+            local = client.download_artifacts(run_id, artifact, scratch)
+        except (MlflowException, OSError):
+            return None
+        with open(local, encoding="utf-8") as handle:
+            return json.load(handle)

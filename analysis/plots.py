@@ -9,19 +9,38 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from analysis.verdict import GAIN, LOSS, NO_DIFFERENCE, outcomes  # noqa: E402
 
 DPI = 150
 
 
 def _save(figure, path: Path) -> str:
     figure.tight_layout()
-    figure.savefig(path, dpi=DPI)
+    figure.savefig(path, dpi=DPI, bbox_inches="tight")  # legends placed outside the axes too
     plt.close(figure)
     return str(path)
 
 
+# A significant gain, a significant loss and neither, each in its own colour (colour-blind
+# safe blue/orange rather than green/red), named in every gains plot's legend.
+OUTCOME_COLOURS = {GAIN: "tab:blue", LOSS: "tab:orange", NO_DIFFERENCE: "tab:gray"}
+OUTCOME_LEGEND = {
+    GAIN: "significant gain",
+    LOSS: "significant loss",
+    NO_DIFFERENCE: "not significant",
+}
+
+
+def outcome_colours(comparison: pd.DataFrame) -> list[str]:
+    """The bar colour of every language of a comparison: its outcome's colour."""
+    return [OUTCOME_COLOURS[result] for result in outcomes(comparison)]
+
+
 def plot_gains(comparison: pd.DataFrame, path: Path, title: str) -> str:
-    """Bars of the mean difference (points) per language with its confidence interval.
+    """Bars of the mean difference (points) per language with its confidence interval,
+    coloured by outcome (significant gain, significant loss, neither; after correction).
 
     ``comparison`` has the columns of :func:`analysis.select.compare_configs`.
     """
@@ -32,25 +51,22 @@ def plot_gains(comparison: pd.DataFrame, path: Path, title: str) -> str:
             comparison["ci_high"] - comparison["mean_difference"],
         ]
     )
-    colours = [
-        "tab:green" if significant else "tab:gray" for significant in comparison["significant"]
-    ]
     figure, axes = plt.subplots(figsize=(max(4.0, 0.8 * len(comparison) + 2), 3.6))
     positions = np.arange(len(comparison))
-    axes.bar(positions, differences, color=colours, yerr=errors, capsize=4)
+    axes.bar(positions, differences, color=outcome_colours(comparison), yerr=errors, capsize=4)
     axes.axhline(0, color="black", linewidth=0.8)
     axes.set_xticks(positions, comparison["lang"])
     axes.set_ylabel("difference to baseline (points)")
     axes.set_title(title, fontsize=10)
-    axes.text(
-        0.99,
-        0.02,
-        "green: significant after correction; bars: CI",
-        transform=axes.transAxes,
-        ha="right",
-        va="bottom",
+    axes.legend(
+        handles=[
+            Patch(color=colour, label=OUTCOME_LEGEND[result])
+            for result, colour in OUTCOME_COLOURS.items()
+        ],
+        title="after correction; bars: CI",
         fontsize=7,
-        color="dimgray",
+        title_fontsize=7,
+        loc="best",
     )
     return _save(figure, path)
 
@@ -133,4 +149,30 @@ def plot_hyperparameter_response(
     figure.suptitle(
         f"Hyperparameter response on {metric} (other settings vary between points)", fontsize=9
     )
+    return _save(figure, path)
+
+
+def plot_compare(cells: pd.DataFrame, path: Path, title: str) -> str:
+    """Grouped bars of one comparison table: per language, one bar per row (a sweep's
+    baseline or a method's selected configuration), hatched where the difference to that
+    sweep's baseline is significant.
+
+    ``cells`` has the columns of :data:`analysis.compare.CELL_COLUMNS` for one table.
+    """
+    labels = list(cells["row"].drop_duplicates())
+    languages = sorted(cells["lang"].unique(), key=lambda lang: (lang != "en", lang))
+    width = 0.8 / len(labels)
+    figure, axes = plt.subplots(figsize=(max(5.0, 1.2 * len(languages) + 3), 4.2))
+    for index, label in enumerate(labels):
+        own = cells[cells["row"] == label].set_index("lang").reindex(languages)
+        positions = np.arange(len(languages)) + (index - (len(labels) - 1) / 2) * width
+        bars = axes.bar(positions, 100 * own["mean"].to_numpy(dtype=float), width, label=label)
+        for bar, significant in zip(bars, own["significant"].fillna(False)):
+            if significant:
+                bar.set_hatch("//")
+    axes.set_xticks(np.arange(len(languages)), languages)
+    axes.set_ylabel("mean over seeds (%)")
+    axes.set_title(f"{title}\nhatched: significantly different from its sweep's baseline")
+    axes.title.set_fontsize(9)
+    axes.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return _save(figure, path)

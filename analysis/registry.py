@@ -2,7 +2,8 @@
 
 A trial logs its trained model as the `save_pretrained` folder `model/` of its run when
 the sweep asks for it (``log_models``). The registry then points a new model version at
-that folder and moves the alias (``champion``) to it. MLflow's SQL registry stores the
+that folder and moves the alias (``champion``) to it when its sweep is complete and
+ended after the sweep holding the alias now. MLflow's SQL registry stores the
 source URI as given and needs no MLmodel file, so a plain Transformers folder works; the
 model is loaded back with ``from_pretrained`` on the downloaded folder.
 """
@@ -20,9 +21,36 @@ MODEL_ARTIFACT = "model"
 CHAMPION_ALIAS = "champion"
 
 
+# Model version tags that record which sweep a version came from, so that the champion alias
+# moves only to the selection of the newest complete sweep.
+SWEEP_RUN_TAG = "xlt.sweep_parent_run"
+SWEEP_END_TAG = "xlt.sweep_end_time"  # the parent run's end time, ms since the epoch
+SWEEP_COMPLETE_TAG = "xlt.sweep_complete"
+
+
+@dataclass(frozen=True)
+class SweepStamp:
+    """The sweep a selection comes from: its parent run, when it ended and whether it ran to
+    its end (tag ``xlt.complete``)."""
+
+    parent_run_id: str
+    end_time: int  # ms since the epoch; 0 while the run has not ended
+    complete: bool
+
+
+@dataclass(frozen=True)
+class AliasHolder:
+    """The model version an alias points to and the sweep it came from (None: untagged)."""
+
+    version: str
+    sweep_run_id: str | None
+    sweep_end_time: int | None
+
+
 @dataclass(frozen=True)
 class Registration:
-    """What happened to the selected model: registered (name, version, alias) or why not."""
+    """What happened to the selected model: registered (name, version, alias) or why not,
+    and which version holds the alias afterwards."""
 
     run_id: str
     registered: bool
@@ -31,6 +59,9 @@ class Registration:
     version: str | None = None
     source: str | None = None
     reason: str = ""
+    alias_moved: bool = False
+    holder: AliasHolder | None = None  # who holds the alias after this registration
+    alias_reason: str = ""  # why the alias did not move to this version
 
 
 def best_seed_run(trials: pd.DataFrame, config_key: str, metric: str) -> str:
@@ -49,14 +80,57 @@ def _has_model(client: MlflowClient, run_id: str) -> bool:
     return any(True for _ in client.list_artifacts(run_id, MODEL_ARTIFACT))
 
 
+def alias_holder(client: MlflowClient, model_name: str, alias: str) -> AliasHolder | None:
+    """The version ``alias`` points to, or None when the model or the alias does not exist."""
+    try:
+        version = client.get_model_version_by_alias(model_name, alias)
+    except MlflowException:
+        return None
+    end = version.tags.get(SWEEP_END_TAG)
+    return AliasHolder(
+        version=str(version.version),
+        sweep_run_id=version.tags.get(SWEEP_RUN_TAG),
+        sweep_end_time=int(end) if end else None,
+    )
+
+
+def moves_alias(sweep: SweepStamp, holder: AliasHolder | None) -> str:
+    """Why a version from ``sweep`` may not take the alias from ``holder``; "" when it may.
+
+    Only a complete sweep takes it, and only from a sweep that ended before it (or from
+    itself, or from a version no sweep recorded)."""
+    if not sweep.complete:
+        return f"sweep {sweep.parent_run_id} is not complete (no xlt.complete=true)"
+    if (
+        holder is None
+        or holder.sweep_end_time is None
+        or holder.sweep_run_id == sweep.parent_run_id
+        or holder.sweep_end_time < sweep.end_time
+    ):
+        return ""
+    return (
+        f"it belongs to sweep {holder.sweep_run_id}, which ended after this one "
+        f"({holder.sweep_end_time} >= {sweep.end_time} ms)"
+    )
+
+
+def _version_of(client: MlflowClient, model_name: str, run_id: str, sweep: SweepStamp):
+    """The version this sweep already registered for ``run_id`` (a report rebuilt), or None."""
+    versions = client.search_model_versions(f"name = '{model_name}' and run_id = '{run_id}'")
+    return next((v for v in versions if v.tags.get(SWEEP_RUN_TAG) == sweep.parent_run_id), None)
+
+
 def register_champion(
     client: MlflowClient,
     run_id: str,
     model_name: str,
+    sweep: SweepStamp,
     alias: str = CHAMPION_ALIAS,
     description: str = "",
 ) -> Registration:
-    """Register the run's ``model/`` folder as a new version of ``model_name`` under ``alias``.
+    """Register the run's ``model/`` folder as a version of ``model_name`` (once per sweep
+    and run; a rebuilt report reuses it) and move ``alias`` to it when :func:`moves_alias`
+    allows.
 
     Returns an unregistered :class:`Registration` with the reason when the run has no
     model artifact (the sweep ran without ``log_models``).
@@ -69,6 +143,7 @@ def register_champion(
             alias=alias,
             reason=f"run {run_id} has no '{MODEL_ARTIFACT}/' artifact: the sweep "
             "did not log models (rerun with --set log_models=true)",
+            holder=alias_holder(client, model_name, alias),
         )
     try:
         client.create_registered_model(model_name, description=description or None)
@@ -76,10 +151,22 @@ def register_champion(
         if error.error_code != ErrorCode.Name(RESOURCE_ALREADY_EXISTS):
             raise
     source = f"{client.get_run(run_id).info.artifact_uri.rstrip('/')}/{MODEL_ARTIFACT}"
-    version = client.create_model_version(
-        model_name, source, run_id=run_id, description=description or None
-    )
-    client.set_registered_model_alias(model_name, alias, version.version)
+    stamp = {
+        SWEEP_RUN_TAG: sweep.parent_run_id,
+        SWEEP_END_TAG: str(sweep.end_time),
+        SWEEP_COMPLETE_TAG: str(sweep.complete).lower(),
+    }
+    version = _version_of(client, model_name, run_id, sweep)
+    if version is None:
+        version = client.create_model_version(
+            model_name, source, run_id=run_id, tags=stamp, description=description or None
+        )
+    else:  # the sweep may have completed since: its stamp is brought up to date
+        for key, value in stamp.items():
+            client.set_model_version_tag(model_name, version.version, key, value)
+    refusal = moves_alias(sweep, alias_holder(client, model_name, alias))
+    if not refusal:
+        client.set_registered_model_alias(model_name, alias, version.version)
     return Registration(
         run_id=run_id,
         registered=True,
@@ -87,4 +174,7 @@ def register_champion(
         alias=alias,
         version=str(version.version),
         source=source,
+        alias_moved=not refusal,
+        holder=alias_holder(client, model_name, alias),
+        alias_reason=refusal,
     )

@@ -18,6 +18,7 @@ import pandas as pd
 from mlflow.entities import Run
 
 from analysis.collect import (
+    AnalysisError,
     ExampleScores,
     collect_trials,
     connect,
@@ -30,9 +31,26 @@ from analysis.collect import (
     split_languages,
     tidy_metrics,
 )
-from analysis.papers import PAPER_RESULTS, load_paper_results, matching_results
+from analysis.mlflow_ui import log_summary, summary_metrics, summary_tags, ui_address, ui_command
+from analysis.papers import PUBLISHED_RESULTS, load_published_results
 from analysis.plots import plot_gains, plot_hyperparameter_response, plot_transfer_heatmap
-from analysis.registry import CHAMPION_ALIAS, Registration, best_seed_run, register_champion
+from analysis.probing_stages import probing_stages_figure
+from analysis.registry import (
+    CHAMPION_ALIAS,
+    Registration,
+    SweepStamp,
+    alias_holder,
+    best_seed_run,
+    register_champion,
+)
+from analysis.reproduction import (
+    paper_table_rows,
+    reproduction_frame,
+    reproduction_section,
+    sweep_cells,
+    sweep_task_and_model,
+)
+from analysis.sanity import sanity_warnings
 from analysis.select import (
     CONFIG_COLUMNS,
     DEFAULT_BASELINE_METHOD,
@@ -50,7 +68,14 @@ from analysis.select import (
 )
 from analysis.stats import CONFIDENCE_LEVEL, DEFAULT_TEST, SIGNIFICANCE_TESTS
 from analysis.tables import Table, markdown_table, to_latex, to_markdown
-from xlt_schema import NO_ADAPTATION
+from analysis.verdict import (
+    BASELINE_ONLY,
+    Verdict,
+    make_verdict,
+    selection_headline,
+    untested_headline,
+)
+from xlt_schema import COMPLETE_TAG, NO_ADAPTATION
 
 REPORT_ARTIFACT_DIR = "report"
 MARKDOWN_NAME = "report.md"
@@ -59,6 +84,7 @@ JSON_NAME = "selected_config.json"
 GAINS_PLOT = "gains_{split}.png"
 HEATMAP_PLOT = "transfer_heatmap.png"
 RESPONSE_PLOT = "hyperparameter_response.png"
+TEST_RESPONSE_PLOT = "hyperparameter_response_test.png"
 DEV_SPLIT = "dev"
 TEST_NAMES = {
     "ttest": "two-sided paired t-test over examples on per-example scores averaged over seeds",
@@ -84,6 +110,10 @@ class SweepReport:
     plot_paths: tuple[str, ...] = ()
     registration: Registration | None = None
     significance_test: str = DEFAULT_TEST
+    warnings: tuple[str, ...] = ()  # sanity warnings (analysis.sanity), said before the rest
+    verdict: Verdict | None = None
+    ui_address: str = ""  # the MLflow UI page of the sweep's runs
+    ui_command: str = ""  # what serves it ("" when the tracking URI is a server)
 
 
 def format_mean_std(mean: float, std: float) -> str:
@@ -232,15 +262,16 @@ def paper_style_tables(
     reference_key: str | None,
     sweep_params: dict,
     selected_key: str = "",
-    paper_results_path: str | Path = PAPER_RESULTS,
+    published: pd.DataFrame | None = None,
 ) -> list[Table]:
     """One table per evaluation split (not dev) and metric: rows are configurations (the
     baseline first, then published rows), columns the single languages and their average;
     cells the mean over seeds in percent with marks (``*`` vs the baseline, ``**`` vs the
-    reference)."""
+    reference). Published rows: those some configuration matches (``published``, by
+    default the shipped ``published_results.tsv``)."""
     scores = aggregate_over_seeds(tidy_metrics(trials))
-    published = load_paper_results(paper_results_path)
-    task, model = sweep_params.get("base.task"), sweep_params.get("base.model")
+    published = load_published_results() if published is None else published
+    task, model = sweep_task_and_model(trials, sweep_params)
     tables = []
     for split in (split for split in metric_splits(trials) if split != DEV_SPLIT):
         languages = split_languages(trials, split)
@@ -288,25 +319,16 @@ def paper_style_tables(
                 elif config.config_key == reference_key:
                     label += " (reference)"
                 rows.append((f"ours: {label}", [*row, average]))
-            for result in matching_results(published, task, model, split, metric):
-                values = [result.scores.get(lang) for lang in languages]
-                average = f"{np.mean(values):.1f}" if None not in values else "–"
-                rows.append(
-                    (
-                        result.label,
-                        [f"{value:.1f}" if value is not None else "–" for value in values]
-                        + [average],
-                    )
-                )
+            paper_rows = paper_table_rows(
+                sweep_cells(trials, published, task, model, split, metric), languages
+            )
+            rows += paper_rows
             note = (
                 "Mean over seeds in percent; avg over the languages shown. * significant vs "
-                "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are "
-                "published numbers (analysis/paper_results.json); none match this sweep's "
-                f"task and model ({task}, {model})."
-                if not matching_results(published, task, model, split, metric)
-                else "Mean over seeds in percent; avg over the languages shown. * significant vs "
-                "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are "
-                "the published numbers (analysis/paper_results.json)."
+                "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are the "
+                "published rows a configuration of this sweep matches (analysis/"
+                "published_results.tsv; see the Reproduction section)"
+                + ("." if paper_rows else f"; none match (task {task}, model {model}).")
             )
             tables.append(Table(f"{split} {metric} (%)", [*languages, "avg"], rows, note))
     return tables
@@ -390,20 +412,73 @@ def make_plots(
                 f"{selection.config_label}\nminus baseline, test {metric}",
             )
         )
-    points, varied = response_points(trials, selection.metric)
-    if varied:
-        baseline_values = trials.loc[trials["config_key"] == baseline_key, selection.metric]
+    # The dev metric that selects, and the test average over languages (huang2021 Fig. 3
+    # draws that against m).
+    responses = [(selection.metric, RESPONSE_PLOT)]
+    test_languages = split_languages(trials, TEST_SPLIT)
+    test_columns = [f"{TEST_SPLIT}/{lang}/{metric}" for lang in test_languages]
+    if test_columns and all(column in trials.columns for column in test_columns):
+        average = f"{TEST_SPLIT}/average of {len(test_columns)} languages/{metric}"
+        trials = trials.assign(**{average: trials[test_columns].mean(axis=1)})
+        responses.append((average, TEST_RESPONSE_PLOT))
+    for response_metric, name in responses:
+        points, varied = response_points(trials, response_metric)
+        if not varied:
+            continue
+        baseline_values = trials.loc[trials["config_key"] == baseline_key, response_metric]
         baseline = (
             (float(baseline_values.mean()), float(baseline_values.std()))
             if not baseline_values.empty
             else None
         )
         paths.append(
-            plot_hyperparameter_response(
-                points, varied, baseline, selection.metric, out / RESPONSE_PLOT
-            )
+            plot_hyperparameter_response(points, varied, baseline, response_metric, out / name)
         )
     return paths
+
+
+def sweep_verdict(
+    scores: ExampleScores,
+    trials: pd.DataFrame,
+    selection: Selection,
+    baseline_method: str,
+    evaluation: pd.DataFrame | None,
+    **options,
+) -> tuple[Verdict, float]:
+    """The verdict against the baseline (on the selection metric, with the paired test of
+    :func:`compare_to_baseline` on its split; per language on test from ``evaluation``)
+    and the baseline's mean selection metric over seeds."""
+    baseline_key = baseline_config_key(trials, baseline_method)
+    baseline_mean = float(trials.loc[trials["config_key"] == baseline_key, selection.metric].mean())
+    if _is_baseline_selection(selection, baseline_method):
+        return make_verdict(BASELINE_ONLY, evaluation, TEST_SPLIT), baseline_mean
+    split, lang, name = parse_metric_key(selection.metric)
+    try:
+        dev = compare_to_baseline(
+            scores, trials, selection.config_key, split, baseline_method, **options
+        )
+        row = next(
+            (r for r in dev.itertuples(index=False) if (r.lang, r.metric) == (lang, name)), None
+        )
+        why = f"its per-example scores are of {', '.join(sorted(map(str, set(dev['metric']))))}"
+    except AnalysisError as error:
+        row, why = None, str(error)
+    if row is not None:
+        headline = selection_headline(selection.config_label, selection.metric, row)
+    else:
+        headline = untested_headline(
+            selection.config_label, selection.metric, selection.mean, baseline_mean, why
+        )
+    return make_verdict(headline, evaluation, TEST_SPLIT), baseline_mean
+
+
+def _holder_sentence(registration: Registration) -> str:
+    holder = registration.holder
+    alias = f"`models:/{registration.model_name}@{registration.alias}`"
+    if holder is None:
+        return f"No version holds {alias}."
+    origin = f"sweep parent run `{holder.sweep_run_id}`" if holder.sweep_run_id else "no sweep"
+    return f"{alias} is held by version {holder.version} (from {origin})."
 
 
 def _registration_section(registration: Registration | None) -> list[str]:
@@ -411,14 +486,34 @@ def _registration_section(registration: Registration | None) -> list[str]:
     if registration is None:
         return [*lines, "Registration was not requested."]
     if not registration.registered:
-        return [*lines, f"**No model registered.** {registration.reason}."]
+        return [
+            *lines,
+            f"**No model registered.** {registration.reason}.",
+            "",
+            _holder_sentence(registration),
+        ]
+    moved = (
+        f"The `{registration.alias}` alias moved to it."
+        if registration.alias_moved
+        else f"The `{registration.alias}` alias did not move to it: {registration.alias_reason} "
+        "(the alias follows the newest complete sweep)."
+    )
     return [
         *lines,
         f"The selected configuration's best seed (run `{registration.run_id}`, highest "
-        "selection metric) is registered as "
-        f"`models:/{registration.model_name}@{registration.alias}` (version "
-        f"{registration.version}, source `{registration.source}`).",
+        f"selection metric) is registered as version {registration.version} of "
+        f"`{registration.model_name}` (source `{registration.source}`). {moved}",
+        "",
+        _holder_sentence(registration),
     ]
+
+
+def _verdict_section(warnings: tuple[str, ...], verdict: Verdict) -> list[str]:
+    lines = []
+    if warnings:
+        lines += ["## Sanity warnings", "", *(f"- **Warning:** {text}" for text in warnings), ""]
+    lines += ["## Verdict against the baseline", "", verdict.headline]
+    return lines + (["", verdict.languages] if verdict.languages else [])
 
 
 def render_markdown(
@@ -434,8 +529,13 @@ def render_markdown(
     correction: str,
     reference_label: str | None,
     baseline_method: str = DEFAULT_BASELINE_METHOD,
+    warnings: tuple[str, ...] = (),
+    verdict: Verdict | None = None,
+    ui: tuple[str, str] = ("", ""),
+    reproduction: tuple[str, ...] = (),  # the lines of the section on the papers
 ) -> str:
-    """The whole report.md text."""
+    """The whole report.md text; ``ui`` is the MLflow UI address of the runs and the command
+    that serves it."""
     _, _, metric_name = parse_metric_key(selection.metric)
     scores = aggregate_over_seeds(tidy_metrics(trials))
     baseline_key = baseline_config_key(trials, baseline_method)
@@ -448,6 +548,11 @@ def render_markdown(
         f"`{correction}`; reference for `**`: "
         f"{f'`{reference_label}`' if reference_label else 'none'}.",
     ]
+    if ui[0]:
+        serve = f" (served by `{ui[1]}`)" if ui[1] else ""
+        lines += ["", f"Runs in the MLflow UI: <{ui[0]}>{serve}."]
+    if verdict is not None:
+        lines += ["", *_verdict_section(warnings, verdict)]
     for split in (DEV_SPLIT, TEST_SPLIT):
         lines += [
             "",
@@ -460,6 +565,8 @@ def render_markdown(
         lines += ["", "## Paper-style tables", ""]
         for table in tables:
             lines += [*to_markdown(table), ""]
+    if reproduction:
+        lines += [*reproduction, ""]
     if plots:
         lines += ["## Plots", "", *(f"![{Path(path).stem}]({Path(path).name})" for path in plots)]
     lines += ["", *_registration_section(registration)]
@@ -528,6 +635,44 @@ def _significance_test(parent: Run, override: str | None) -> str:
     return test
 
 
+def _register(
+    client,
+    parent: Run,
+    experiment: str,
+    model_name: str,
+    trials: pd.DataFrame,
+    selection: Selection,
+    refused: bool,
+) -> Registration:
+    """Register the selection's best seed (see :func:`register_champion`); ``refused``: the
+    sweep has sanity warnings, so nothing is registered."""
+    champion = best_seed_run(trials, selection.config_key, selection.metric)
+    if refused:
+        return Registration(
+            run_id=champion,
+            registered=False,
+            model_name=model_name,
+            alias=CHAMPION_ALIAS,
+            reason="the sweep has sanity warnings (above); to register it anyway run "
+            f"`python -m analysis report --experiment {experiment} --parent-run "
+            f"{parent.info.run_id} --register-anyway`",
+            holder=alias_holder(client, model_name, CHAMPION_ALIAS),
+        )
+    return register_champion(
+        client,
+        champion,
+        model_name,
+        SweepStamp(
+            parent_run_id=parent.info.run_id,
+            end_time=parent.info.end_time or 0,
+            complete=parent.data.tags.get(COMPLETE_TAG) == "true",
+        ),
+        CHAMPION_ALIAS,
+        description=f"{selection.config_label}, selected by {selection.metric} "
+        f"(sweep parent run {parent.info.run_id})",
+    )
+
+
 def report_sweep(
     tracking_uri: str,
     experiment: str,
@@ -540,7 +685,8 @@ def report_sweep(
     register: bool = True,
     model_name: str | None = None,
     selection_metric: str | None = None,
-    paper_results: str | Path = PAPER_RESULTS,
+    paper_results: str | Path = PUBLISHED_RESULTS,
+    register_anyway: bool = False,
 ) -> SweepReport:
     """Write the report of a sweep and log it to its parent run; register the selected model.
 
@@ -558,6 +704,10 @@ def report_sweep(
     (``model_name`` defaults to the experiment name) when its run logged a model.
     ``selection_metric`` defaults to the parent run's ``selection_metric`` param, else
     dev/en/accuracy, else the sweep's English-dev metric.
+    A sweep with sanity warnings (:mod:`analysis.sanity`) registers nothing unless
+    ``register_anyway``; the alias moves only as :func:`analysis.registry.moves_alias` allows.
+    The sweep's summary (selection, verdict, differences on test) goes on the parent run as
+    metrics and tags.
     """
     client = connect(tracking_uri)
     parent = find_parent_run(client, experiment, parent_run_id)
@@ -592,6 +742,7 @@ def report_sweep(
     marks = significance_marks(
         scores, trials, baseline_key, reference_key, evaluation_splits, **options
     )
+    published = load_published_results(paper_results)
     tables = paper_style_tables(
         trials,
         marks,
@@ -599,23 +750,45 @@ def report_sweep(
         reference_key,
         parent.data.params,
         selection.config_key,
-        paper_results,
+        published,
     )
+    task, model = sweep_task_and_model(trials, parent.data.params)
+    reproduction = reproduction_frame(
+        trials, published, task, model, baseline_key, selection.config_key
+    )
+
+    evaluation = comparisons.get(TEST_SPLIT)
+    verdict, baseline_mean = sweep_verdict(
+        scores, trials, selection, baseline_method, evaluation, **options
+    )
+    warnings = tuple(sanity_warnings(client, scores, trials, selection.metric))
 
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="sweep-report-"))
     out.mkdir(parents=True, exist_ok=True)
     plots = make_plots(out, trials, selection, comparisons, baseline_key)
+    plots += probing_stages_figure(client, trials, out)
     registration = None
     if register:
-        champion = best_seed_run(trials, selection.config_key, selection.metric)
-        registration = register_champion(
+        registration = _register(
             client,
-            champion,
+            parent,
+            experiment,
             model_name or experiment,
-            CHAMPION_ALIAS,
-            description=f"{selection.config_label}, selected by {selection.metric} "
-            f"(sweep parent run {run_id})",
+            trials,
+            selection,
+            bool(warnings) and not register_anyway,
         )
+    ui = (
+        ui_address(tracking_uri, parent.info.experiment_id),
+        ui_command(tracking_uri),
+    )
+    log_summary(
+        client,
+        run_id,
+        parent.info.experiment_id,
+        summary_metrics(selection, baseline_mean, evaluation, TEST_SPLIT),
+        summary_tags(selection, verdict, evaluation, TEST_SPLIT, warnings),
+    )
     markdown = render_markdown(
         experiment,
         parent,
@@ -629,6 +802,10 @@ def report_sweep(
         correction,
         reference_label,
         baseline_method,
+        warnings,
+        verdict,
+        ui,
+        reproduction=tuple(reproduction_section(reproduction, task, model)),
     )
     markdown_path, latex_path, json_path = out / MARKDOWN_NAME, out / LATEX_NAME, out / JSON_NAME
     markdown_path.write_text(markdown, encoding="utf-8")
@@ -644,6 +821,7 @@ def report_sweep(
         reference_label,
         registration,
     )
+    payload["reproduction"] = _strict_json(reproduction.to_dict(orient="records"))
     json_path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     files = [markdown_path, latex_path, json_path, *map(Path, plots)]
     for path in files:
@@ -661,33 +839,57 @@ def report_sweep(
         plot_paths=tuple(plots),
         registration=registration,
         significance_test=test,
+        warnings=warnings,
+        verdict=verdict,
+        ui_address=ui[0],
+        ui_command=ui[1],
+    )
+
+
+def _registry_line(registration: Registration | None) -> str:
+    if registration is None:
+        return "Model registry: not requested"
+    holder = registration.holder
+    held = (
+        f"; @{registration.alias} is version {holder.version}"
+        + (f" (sweep {holder.sweep_run_id})" if holder.sweep_run_id else "")
+        if holder
+        else f"; no version holds @{registration.alias}"
+    )
+    if not registration.registered:
+        return f"Model registry: nothing registered ({registration.reason}){held}"
+    moved = (
+        "moved to it" if registration.alias_moved else f"not moved ({registration.alias_reason})"
+    )
+    return (
+        f"Registered model: {registration.model_name} version {registration.version} "
+        f"(run {registration.run_id}); alias @{registration.alias} {moved}{held}"
     )
 
 
 def format_summary(report: SweepReport) -> str:
-    """What a sweep or the CLI prints at the end: the selection and where the report went."""
+    """What a sweep or the CLI prints at the end: sanity warnings first, then the verdict
+    against the baseline, the selection, where the report went and where the runs are."""
     selection = report.selection
-    registration = report.registration
-    if registration is None:
-        registry_line = "Model registry: not requested"
-    elif registration.registered:
-        registry_line = (
-            f"Registered model: models:/{registration.model_name}@{registration.alias}"
-            f" (version {registration.version}, run {registration.run_id})"
-        )
-    else:
-        registry_line = f"Model registry: nothing registered ({registration.reason})"
-    return "\n".join(
-        [
-            f"Selected configuration: {selection.config_label} (method {selection.method}, "
-            f"adaptation {selection.adaptation}, config_key {selection.config_key})",
-            f"  {selection.metric}: {format_mean_std(selection.mean, selection.std)} % "
-            f"over {selection.n_seeds} seeds",
-            f"Report files: {report.markdown_path}",
-            f"              {report.latex_path}",
-            f"              {report.json_path}",
-            *(f"              {path}" for path in report.plot_paths),
-            f"Logged to parent run {report.parent_run_id} as {', '.join(report.artifact_paths)}",
-            registry_line,
-        ]
-    )
+    lines = [f"WARNING: {text}" for text in report.warnings]
+    if report.verdict is not None:
+        lines += [f"Verdict: {report.verdict.headline}"]
+        lines += [f"         {report.verdict.languages}"] if report.verdict.languages else []
+    lines += [
+        f"Selected configuration: {selection.config_label} (method {selection.method}, "
+        f"adaptation {selection.adaptation}, config_key {selection.config_key})",
+        f"  {selection.metric}: {format_mean_std(selection.mean, selection.std)} % "
+        f"over {selection.n_seeds} seeds (the best candidate on it; the verdict above says "
+        "whether it beats the baseline)",
+        f"Report files: {report.markdown_path}",
+        f"              {report.latex_path}",
+        f"              {report.json_path}",
+        *(f"              {path}" for path in report.plot_paths),
+        f"Logged to parent run {report.parent_run_id} as {', '.join(report.artifact_paths)}",
+        _registry_line(report.registration),
+    ]
+    if report.ui_address:
+        lines.append(f"Runs in the MLflow UI: {report.ui_address}")
+        if report.ui_command:
+            lines.append(f"  (serve it with: {report.ui_command})")
+    return "\n".join(lines)

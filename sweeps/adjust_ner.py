@@ -1,8 +1,9 @@
 """The original model vs the adjusted one vs adjusted + continual alignment, fine-tuned on
 English WikiANN NER, over seeds (Efimov et al. 2023).
 
-    python sweeps/adjust_ner.py --preset smoke --data-dir ../shared/data
-    python sweeps/adjust_ner.py --preset paper
+    python sweeps/adjust_ner.py --preset smoke     # synthetic NER + synthetic parallel data
+    python sweeps/adjust_ner.py --preset smoke --data-dir /path/to/xtreme-data
+    python sweeps/adjust_ner.py --preset paper     # mBERT, WikiANN and OPUS-100 from the hub
 """
 
 import sys
@@ -23,8 +24,7 @@ SELECTION_METRIC = None
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     if preset == "smoke":
         return {
-            **adjust_xnli.smoke_local_settings("ner", data_dir),
-            "target_langs": ["vi", "de", "es"],
+            **adjust_xnli.smoke_task_settings("ner", data_dir, ["vi", "de", "es"]),
             "max_train_examples": 2000,
             "max_eval_examples": 500,
             "epochs": 3.0,

@@ -2,8 +2,9 @@
 English extractive QA and evaluated on XQuAD (with its cross-lingual directions), MLQA and
 TyDiQA-GoldP, over seeds (Efimov et al. 2023).
 
-    python sweeps/adjust_qa.py --preset smoke --data-dir ../shared/data
-    python sweeps/adjust_qa.py --preset paper
+    python sweeps/adjust_qa.py --preset smoke      # synthetic QA + synthetic parallel data
+    python sweeps/adjust_qa.py --preset smoke --data-dir /path/to/xtreme-data
+    python sweeps/adjust_qa.py --preset paper      # mBERT, SQuAD, XQuAD, MLQA, OPUS-100 (hub)
 """
 
 import sys
@@ -23,11 +24,11 @@ SELECTION_METRIC = None
 
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     if preset == "smoke":
-        # Offline training on the English TyDiQA-GoldP train file (its last 10% the dev set);
-        # tiny sizes keep a trial short.
+        # Synthetic questions, or with --data-dir training on the English TyDiQA-GoldP train
+        # file (its last 10% the dev set when the dev file is unlabelled); tiny sizes keep a
+        # trial short.
         return {
-            **adjust_xnli.smoke_local_settings("qa", data_dir),
-            "target_langs": ["vi", "es"],
+            **adjust_xnli.smoke_task_settings("qa", data_dir, ["vi", "es"]),
             "max_seq_length": 128,
             "max_train_examples": 200,
             "max_eval_examples": 30,

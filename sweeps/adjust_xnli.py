@@ -49,16 +49,24 @@ SIGNIFICANCE_TEST = "ttest"
 SELECTION_METRIC = None
 
 
-def smoke_local_settings(task: str, data_dir: str | None) -> dict:
-    """The smoke settings of the adjust sweeps whose task has no synthetic data (adjust_ner,
-    adjust_qa, adjust_xsr): local data in `--data-dir` (required) and its en-vi parallel data;
-    each script adds its languages and sizes."""
-    data_dir = shared.require_data_dir(task.upper(), data_dir)
+def smoke_task_settings(task: str, data_dir: str | None, local_targets: list[str]) -> dict:
+    """The smoke settings every adjust sweep shares: the task's synthetic data in the
+    pseudo-languages with synthetic parallel data (no download); or, with `--data-dir`, local
+    data in the XTREME layout in `local_targets` and the line-aligned parallel files under its
+    `parallel/`. Each script adds its sizes."""
+    base = {**shared.SMOKE_TRAINING, "task": task, "parallel_max_sentences": 1000}
+    if not data_dir:
+        return {
+            **base,
+            "data_source": "synthetic",
+            "target_langs": list(shared.SYNTHETIC_TARGETS),
+            "parallel_data": "synthetic",
+        }
     return {
-        **shared.SMOKE_TRAINING,
-        "task": task,
+        **base,
         "data_source": "local",
         "data_dir": data_dir,
+        "target_langs": list(local_targets),
         "parallel_data": f"{data_dir}/parallel",
     }
 
@@ -73,24 +81,10 @@ def paper_settings(task: str, targets: tuple[str, ...], data_dir: str | None) ->
 
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     if preset == "smoke":
-        base = {
-            **shared.SMOKE_TRAINING,
-            "task": "xnli",
-            "target_langs": list(shared.SYNTHETIC_TARGETS),
-            "parallel_data": "synthetic",
-            "parallel_max_sentences": 1000,
-        }
-        base.update(shared.data_settings(data_dir, default_source="synthetic"))
-        if data_dir:
-            # Real XNLI files; the shared sample has en-vi parallel data (OpenSubtitles) only.
-            base.update(
-                {
-                    "target_langs": ["vi", "es", "de"],
-                    "parallel_data": f"{data_dir}/parallel",
-                    "max_eval_examples": 1000,
-                }
-            )
-        return base
+        # With --data-dir: real XNLI files in the languages of the shared sample's parallel
+        # data (en-vi OpenSubtitles) and its XNLI files.
+        base = smoke_task_settings("xnli", data_dir, ["vi", "es", "de"])
+        return {**base, "max_eval_examples": 1000} if data_dir else base
     return paper_settings("xnli", shared.XNLI_TARGETS, data_dir)
 
 

@@ -1,8 +1,9 @@
 """The original vs the adjusted encoder on Tatoeba sentence retrieval, over seeds (Efimov et
 al. 2023). No fine-tuning, so no continual alignment (Eq. 2 needs a task loss).
 
-    python sweeps/adjust_xsr.py --preset smoke --data-dir ../shared/data
-    python sweeps/adjust_xsr.py --preset paper
+    python sweeps/adjust_xsr.py --preset smoke     # synthetic pairs + synthetic parallel data
+    python sweeps/adjust_xsr.py --preset smoke --data-dir /path/to/xtreme-data
+    python sweeps/adjust_xsr.py --preset paper     # mBERT, Tatoeba and OPUS-100 from the hub
 """
 
 import sys
@@ -12,7 +13,7 @@ from sweeps.adjust_xnli import (
     SMOKE_ADJUSTMENT,
     adaptation_points,
     paper_settings,
-    smoke_local_settings,
+    smoke_task_settings,
 )
 from sweeps.cli import main
 
@@ -34,8 +35,7 @@ SELECTION_METRIC = "dev/pooled/mrr"
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     if preset == "smoke":
         return {
-            **smoke_local_settings("xsr", data_dir),
-            "target_langs": ["vi", "de", "es"],
+            **smoke_task_settings("xsr", data_dir, ["vi", "de", "es"]),
             "max_eval_examples": 400,
         }
     return paper_settings("xsr", XSR_TARGETS, data_dir)

@@ -10,8 +10,6 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xlt_core.errors import ConfigError
-
 
 @dataclass
 class SweepSpec:
@@ -119,15 +117,3 @@ def data_settings(data_dir: str | None, default_source: str) -> dict:
     if data_dir:
         return {"data_source": "local", "data_dir": data_dir}
     return {"data_source": default_source}
-
-
-def require_data_dir(task: str, data_dir: str | None) -> str:
-    """For smoke presets that have no synthetic data: refuse a missing `--data-dir`."""
-    if not data_dir:
-        raise ConfigError(
-            "--data-dir",
-            None,
-            "a local XTREME-layout directory (e.g. ../shared/data): "
-            f"the {task} smoke preset has no synthetic data",
-        )
-    return data_dir

@@ -1,10 +1,6 @@
 """Settings of the adjustment stage are checked before any work starts; the adjust_* sweeps
 fine-tune the original, the adjusted and the adjusted + continual encoder by name."""
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from sweeps import adjust_ner, adjust_qa, adjust_xnli, adjust_xsr
@@ -13,8 +9,7 @@ from sweeps.experiment import experiment_spec
 from xlt_core.adjustment import check_parallel
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
-
-ROOT = Path(__file__).resolve().parents[1]
+from xlt_core.trial import check_resources
 
 
 @pytest.mark.parametrize(
@@ -101,13 +96,11 @@ def test_method_and_adaptation_are_fixed_by_the_script(key, value):
     assert "finetune" in message and "adjusted_continual" in message
 
 
-def test_ner_smoke_needs_a_data_dir():
-    completed = subprocess.run(
-        [sys.executable, str(ROOT / "sweeps" / "adjust_ner.py"), "--preset", "smoke"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
-    assert completed.returncode == 2
-    assert "invalid setting --data-dir=None" in completed.stderr
+@pytest.mark.parametrize("script", [adjust_ner, adjust_qa, adjust_xsr])
+def test_adjust_smoke_presets_need_no_download(script):
+    """Without --data-dir the smoke presets read the task's synthetic data and synthetic
+    parallel data, and every trial passes the pre-flight check (files, languages, task)."""
+    spec = experiment_spec(script, "smoke", None)
+    assert (spec.base["data_source"], spec.base["parallel_data"]) == ("synthetic", "synthetic")
+    for point in spec.points:
+        check_resources(TrialConfig.from_dict({**spec.base, **point}))

@@ -316,6 +316,7 @@ def test_report_sweep_writes_logs_and_tests(sweep, tmp_path):
         "report/selected_config.json",
         "report/gains_test.png",
         "report/hyperparameter_response.png",
+        "report/hyperparameter_response_test.png",
     }
 
     test_table = report.markdown.split("## test accuracy (%)")[1].split("##")[0]

@@ -1,4 +1,5 @@
-"""WikiANN (PAN-X) NER: the hub's `unimelb-nlp/wikiann` or a local XTREME download.
+"""WikiANN (PAN-X) NER: the hub's `unimelb-nlp/wikiann`, a local XTREME download, or the
+synthetic set (`synthetic_ner.py`, the offline default).
 
 Local layout: `<data_dir>/panx/<split>-<lang>.tsv`, one `token<TAB>BIO-tag` a line and a
 blank line between sentences. XTREME's local test files carry no labels, so locally the
@@ -8,49 +9,36 @@ on the hub it reads the `test` split. English dev selects the model.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from xlt_core.data.examples import NER_LABELS, TaggedSentence
+from xlt_core.data.synthetic_ner import synthetic_ner, synthetic_ner_languages
 from xlt_core.errors import DataError
 
-# unimelb-nlp/wikiann's ClassLabel order.
-NER_LABELS = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC")
 _LABEL_IDS = {name: i for i, name in enumerate(NER_LABELS)}
 _HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 # Which local file each split reads (test files of the XTREME download have no labels).
 _LOCAL_FILES = {"train": "train", "dev": "dev", "test": "dev"}
 
 
-@dataclass(frozen=True)
-class TaggedSentence:
-    words: tuple[str, ...]
-    tags: tuple[int, ...]  # ids into NER_LABELS
-
-
 def load_ner(
     source: str, split: str, lang: str, data_dir: str | None = None
 ) -> list[TaggedSentence]:
+    if source == "synthetic":
+        return synthetic_ner(split, lang)
     if source == "local":
         return list(_read_local(Path(data_dir) / "panx" / f"{_LOCAL_FILES[split]}-{lang}.tsv"))
-    if source == "hub":
-        return list(_load_hub(split, lang))
-    raise DataError(
-        f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding panx/, "
-        "or data_source=hub"
-    )
+    return list(_load_hub(split, lang))
 
 
 def available_ner_languages(source: str, split: str, data_dir: str | None) -> list[str] | None:
-    """Languages with local files for a split (a directory listing); None for the hub (not
-    listable offline: checked on loading)."""
+    """Languages with data for a split: the synthetic set's, or local files (a directory
+    listing); None for the hub (not listable offline: checked on loading)."""
     if source == "hub":
         return None
-    if source != "local":
-        raise DataError(
-            f"WikiANN NER has no {source!r} data; use data_source=local with a data_dir holding "
-            "panx/, or data_source=hub"
-        )
+    if source == "synthetic":
+        return synthetic_ner_languages(split)
     prefix = f"{_LOCAL_FILES[split]}-"
     return sorted(
         path.stem[len(prefix) :] for path in (Path(data_dir) / "panx").glob(f"{prefix}*.tsv")

@@ -1,5 +1,6 @@
 """Extractive QA data in the SQuAD v1.1 format: training (SQuAD, or offline the English
-TyDiQA-GoldP train file) and the zero-shot evaluation sets XQuAD, MLQA and TyDiQA-GoldP.
+TyDiQA-GoldP train file) and the zero-shot evaluation sets XQuAD, MLQA and TyDiQA-GoldP;
+or all of them synthetic (`synthetic_qa.py`, the offline default).
 
 Local layout (XTREME downloads): `tydiqa/tydiqa.goldp.en.train.json` (training),
 `tydiqa/tydiqa.goldp.<lang>.dev.json`, `xquad/xquad.<lang>.json`,
@@ -12,10 +13,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
+from xlt_core.data.examples import QAExample
+from xlt_core.data.synthetic_qa import (
+    SYNTHETIC_QA_LANGUAGES,
+    synthetic_qa_eval,
+    synthetic_qa_training,
+)
 from xlt_core.errors import DataError
 
 EVAL_SETS = ("xquad", "mlqa", "tydiqa")
@@ -35,15 +42,6 @@ HUB_EVAL_LANGUAGES = {
 }
 
 
-@dataclass(frozen=True)
-class QAExample:
-    id: str
-    question: str
-    context: str
-    answers: tuple[str, ...]  # every gold answer text (evaluation takes the best match)
-    answer_start: int  # character offset of the first answer in the context
-
-
 # Share of the local English train file held out as dev when the dev file is unlabelled.
 DEV_HOLDOUT_SHARE = 0.1
 
@@ -54,6 +52,8 @@ def load_training(source: str, split: str, data_dir: str | None) -> list[QAExamp
     Locally, XTREME's copy of the TyDiQA-GoldP dev files has blank answers (its labels are
     withheld), so selection on it would compare every prediction with ""; then the last
     DEV_HOLDOUT_SHARE of the English train file is the dev set and the rest the training set."""
+    if source == "synthetic":
+        return synthetic_qa_training(split)
     if source == "local":
         dev_path = Path(data_dir) / _LOCAL_TRAIN["dev"]
         if dev_path.is_file() and is_labelled(read_squad_json(dev_path)):
@@ -61,17 +61,12 @@ def load_training(source: str, split: str, data_dir: str | None) -> list[QAExamp
         train = read_squad_json(Path(data_dir) / _LOCAL_TRAIN["train"])
         cut = len(train) - max(1, int(DEV_HOLDOUT_SHARE * len(train)))
         return list(train[:cut] if split == "train" else train[cut:])
-    if source == "hub":
-        return list(
-            _load_hub("rajpurkar/squad", None, "train" if split == "train" else "validation")
-        )
-    raise DataError(
-        f"extractive QA has no {source!r} data; use data_source=local with a data_dir holding "
-        "tydiqa/, or data_source=hub"
-    )
+    return list(_load_hub("rajpurkar/squad", None, "train" if split == "train" else "validation"))
 
 
 def load_eval_set(source: str, name: str, lang: str, data_dir: str | None) -> list[QAExample]:
+    if source == "synthetic":
+        return synthetic_qa_eval(name, lang)
     if source == "local":
         return list(read_squad_json(Path(data_dir) / _LOCAL_EVAL_FILES[name].format(lang=lang)))
     if name == "tydiqa":
@@ -86,9 +81,12 @@ def load_eval_set(source: str, name: str, lang: str, data_dir: str | None) -> li
 
 
 def available_eval_languages(source: str, name: str, data_dir: str | None) -> list[str]:
-    """Languages of an evaluation set: a directory listing, or the hub's known configs."""
+    """Languages of an evaluation set: a directory listing, or the hub's known configs, or
+    the synthetic set's."""
     if source == "hub":
         return list(HUB_EVAL_LANGUAGES[name])
+    if source == "synthetic":
+        return list(SYNTHETIC_QA_LANGUAGES[name])
     pattern = _LOCAL_EVAL_FILES[name]
     # MLQA names the language twice (context and question): both must be the same.
     regex = re.compile(

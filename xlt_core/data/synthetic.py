@@ -14,11 +14,15 @@ shrinks with "distance": "es" keeps English word prefixes and about 30% identica
 (cognates); "de" shares about 10% of words (and first letters) and moves the verb to the end
 of the sentence; "ru" writes every word as Cyrillic pseudo-syllables and shares nothing.
 Dev and test are parallel across languages (the same underlying examples in the same
-order), like XNLI. A tiny BERT (4 layers, hidden 64, a WordPiece vocabulary over all four
-languages) trained from scratch on the English train split for a minute on CPU scores
-about 0.73 on English test, 0.55-0.65 on "es" and 0.46-0.57 on "de" and "ru":
-cues that need no shared vocabulary (which hypothesis words also occur in the premise,
-relative length) keep even "ru" above chance.
+order), like XNLI; the training set, English by default, can be rendered in a
+pseudo-language too (a "translated" training set, ding2022 Table 5). A tiny BERT (4
+layers, hidden 64, a WordPiece vocabulary over all four languages) trained from scratch on
+the English train split for a minute on CPU scores about 0.73 on English test, 0.55-0.65
+on "es" and 0.46-0.57 on "de" and "ru": cues that need no shared vocabulary (which
+hypothesis words also occur in the premise, relative length) keep even "ru" above chance.
+
+The synthetic PAWS-X, NER, QA and retrieval sets (synthetic_pawsx.py, synthetic_ner.py,
+synthetic_qa.py, synthetic_xsr.py) draw from this grammar and translate with these lexicons.
 
 Everything is drawn from random.Random with fixed seeds over sorted word lists, so the
 output is identical across processes and Python runs (no salted hash() is involved).
@@ -139,10 +143,13 @@ _ALL_GROUPS = (
     _SUBJECTS + _VERBS + _OBJECTS + tuple(_SCALE_OF_GROUP) + tuple((w,) for w in _FUNCTION_WORDS)
 )
 _ENGLISH_VOCABULARY = tuple(sorted(word for group in _ALL_GROUPS for word in group))
+# Words only the synthetic QA set uses (xlt_core/data/synthetic_qa.py), in the lexicons too.
+_QUESTION_WORDS = ("who", "what", "where")
 
 _MODIFIER_PROBABILITY = 0.5  # how often a premise carries each optional modifier
 _RESTATE_PROBABILITY = 0.4  # how often an entailment only rewords the premise with synonyms
 _EXTRA_DROP_PROBABILITY = 0.3  # neutral/contradiction hypotheses also drop a modifier this often
+_NEGATION_PROBABILITY = 0.2  # how often a sentence of the NER, QA and retrieval sets is negated
 
 
 @dataclass(frozen=True)
@@ -166,7 +173,7 @@ class _Meaning:
 def synthetic_xnli(split: str, lang: str) -> list[PairExample]:
     """The synthetic NLI examples of one split in one (pseudo-)language.
 
-    Sizes are SPLIT_SIZES[split]; train exists only in English. Output is deterministic.
+    Sizes are SPLIT_SIZES[split]; every split exists in every language. Deterministic.
     """
     return _realised_pairs(_english_split, split, lang)
 
@@ -182,22 +189,24 @@ def _realised_pairs(
         raise DataError(
             f"synthetic data has no language {lang!r}; available: {', '.join(SYNTHETIC_LANGUAGES)}"
         )
-    if split == "train" and lang != "en":
-        raise DataError(f"synthetic train data exists only for 'en', not {lang!r}")
     return [
         PairExample(_realise(first, lang), _realise(second, lang), label)
         for first, second, label in english_split(split)
     ]
 
 
-def synthetic_synonyms() -> dict[str, list[str]]:
-    """The English synonym table over the synthetic vocabulary.
+def synthetic_synonyms(lang: str = "en") -> dict[str, list[str]]:
+    """The synonym table over the synthetic vocabulary, in `lang` (the lexicons map words one
+    to one, so a pseudo-language's synonyms are its words for the English synonyms).
 
     Same format as counterfitted_neighbors.json: every lower-case word maps to its
     neighbours (other words of its synonym group), an empty list where it has none.
     """
     return {
-        word: [other for other in group if other != word] for group in _ALL_GROUPS for word in group
+        word: [other for other in group if other != word]
+        for english_group in _ALL_GROUPS
+        for group in [_translated(english_group, lang)]
+        for word in group
     }
 
 
@@ -242,6 +251,20 @@ def _random_meaning(rng: random.Random) -> _Meaning:
         for slot in _MODIFIER_SCALES
     }
     return _Meaning(rng.choice(_SUBJECTS), rng.choice(_VERBS), rng.choice(_OBJECTS), **modifiers)
+
+
+@lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
+def _rendered_sentences(seed: int, count: int) -> tuple:
+    """`count` rendered English sentences drawn from random.Random(seed), a fifth of them
+    negated: the text of the synthetic NER, QA and retrieval sets."""
+    rng = random.Random(seed)
+    sentences = []
+    for _ in range(count):
+        meaning = _random_meaning(rng)
+        if rng.random() < _NEGATION_PROBABILITY:
+            meaning = replace(meaning, negated=True)
+        sentences.append(_render(meaning, rng))
+    return tuple(sentences)
 
 
 def _groups_of(slot: str) -> tuple:
@@ -315,12 +338,22 @@ def _render(meaning: _Meaning, rng: random.Random) -> tuple:
 
 def _realise(sentence: tuple, lang: str) -> str:
     """The sentence text in a (pseudo-)language: word-by-word lexicon, "de" verb-final."""
+    return " ".join(_translated(_word_order(sentence, lang), lang))
+
+
+def _word_order(sentence: tuple, lang: str) -> tuple:
+    """A rendered sentence's English words in the order of `lang` ("de" moves the verb
+    phrase last), so tasks that label words can carry the labels along."""
     before, verb_phrase, after = sentence
+    return before + after + verb_phrase if lang == "de" else before + verb_phrase + after
+
+
+def _translated(words, lang: str) -> list[str]:
+    """English words replaced word by word by their pseudo-words in `lang`."""
     if lang == "en":
-        return " ".join(before + verb_phrase + after)
-    order = before + after + verb_phrase if lang == "de" else before + verb_phrase + after
+        return list(words)
     lexicon = _lexicon(lang)
-    return " ".join(lexicon[word] for word in order)
+    return [lexicon[word] for word in words]
 
 
 # Pseudo-word material per derived language: a share of identical words, and the
@@ -367,9 +400,10 @@ _RU_SYLLABLES = (
 def _lexicon(lang: str) -> dict[str, str]:
     """A fixed one-to-one English -> pseudo-word map; no pseudo-word is another English word."""
     rng = random.Random(_LEXICON_SEEDS[lang])
-    taken = set(_ENGLISH_VOCABULARY)
+    taken = set(_ENGLISH_VOCABULARY + _QUESTION_WORDS)
     lexicon = {}
-    for word in _ENGLISH_VOCABULARY:
+    # The question words come last, so the NLI words keep the pseudo-words drawn before.
+    for word in _ENGLISH_VOCABULARY + _QUESTION_WORDS:
         if rng.random() < _IDENTICAL_SHARE[lang]:
             lexicon[word] = word
             continue

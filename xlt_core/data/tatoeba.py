@@ -1,4 +1,5 @@
-"""Tatoeba sentence retrieval (XTREME's XSR): line-aligned target-language / English pairs.
+"""Tatoeba sentence retrieval (XTREME's XSR): line-aligned target-language / English pairs,
+local, from the hub, or synthetic (`synthetic_xsr.py`, the offline default).
 
 Local layout (LASER's `data/tatoeba/v1`, as in XTREME downloads):
 `<data_dir>/tatoeba/tatoeba.<xxx>-eng.<xxx>` and `tatoeba.<xxx>-eng.eng`, one sentence a
@@ -9,10 +10,11 @@ The project names languages by two-letter codes; `TATOEBA_CODES` maps them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from xlt_core.data.examples import RetrievalPairs
+from xlt_core.data.synthetic_xsr import SYNTHETIC_XSR_LANGUAGES, synthetic_tatoeba
 from xlt_core.errors import DataError
 
 # Two-letter project codes -> Tatoeba's three-letter codes (XTREME's XSR languages we use).
@@ -37,42 +39,22 @@ TATOEBA_CODES = {
 _TWO_LETTER = {three: two for two, three in TATOEBA_CODES.items()}
 
 
-@dataclass(frozen=True)
-class RetrievalPairs:
-    """Queries in the target language and their English translations, index for index."""
-
-    lang: str
-    queries: tuple[str, ...]
-    english: tuple[str, ...]
-
-    def __len__(self) -> int:
-        return len(self.queries)
-
-    def select(self, start: int, stop: int | None = None) -> "RetrievalPairs":
-        return RetrievalPairs(self.lang, self.queries[start:stop], self.english[start:stop])
-
-
 def load_tatoeba(source: str, lang: str, data_dir: str | None = None) -> RetrievalPairs:
+    if source == "synthetic":
+        return synthetic_tatoeba(lang)
     code = _three_letter(lang)
     if source == "local":
         return _read_local(Path(data_dir) / "tatoeba", lang, code)
-    if source == "hub":
-        return _load_hub(lang, code)
-    raise DataError(
-        f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding tatoeba/, "
-        "or data_source=hub"
-    )
+    return _load_hub(lang, code)
 
 
 def available_tatoeba_languages(source: str, data_dir: str | None) -> list[str] | None:
-    """Two-letter codes of the local pairs (a directory listing); None for the hub."""
+    """Two-letter codes of the local pairs (a directory listing) or the synthetic ones; None
+    for the hub."""
     if source == "hub":
         return None
-    if source != "local":
-        raise DataError(
-            f"Tatoeba has no {source!r} data; use data_source=local with a data_dir holding "
-            "tatoeba/, or data_source=hub"
-        )
+    if source == "synthetic":
+        return list(SYNTHETIC_XSR_LANGUAGES)
     codes = (
         path.name.split(".")[1].split("-")[0]
         for path in (Path(data_dir) / "tatoeba").glob("tatoeba.*-eng.eng")

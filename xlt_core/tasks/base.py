@@ -82,6 +82,13 @@ def limit(items: Sequence[Any], count: int | None) -> list[Any]:
     return list(items[:count]) if count else list(items)
 
 
+def data_location(config: TrialConfig, subdir: str) -> str:
+    """Where a task's data come from, for messages: the local folder, or the source."""
+    if config.data_source == "local":
+        return f"{config.data_dir}/{subdir}"
+    return f"data_source={config.data_source}"
+
+
 @dataclass
 class SetEvaluator:
     """The evaluator of a task with evaluation sets keyed (split, lang): `score(key)` gives

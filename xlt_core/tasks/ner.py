@@ -12,7 +12,7 @@ from __future__ import annotations
 from xlt_core.config import ADAPTATIONS, TrialConfig
 from xlt_core.data.ner import NER_LABELS, available_ner_languages, load_ner
 from xlt_core.errors import ConfigError, DataError
-from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, limit
+from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, data_location, limit
 from xlt_core.tasks.token_classification import (
     TokenTrainingSet,
     encode_tokens,
@@ -35,7 +35,7 @@ class NERTask(TaskDeclaration):
                 raise ConfigError(
                     "target_langs" if split == "test" else "source_lang",
                     ",".join(missing),
-                    f"languages with NER {split} data under {config.data_dir}/panx: "
+                    f"languages with NER {split} data in {data_location(config, 'panx')}: "
                     f"{', '.join(available) or 'none'}",
                 )
 

@@ -1,10 +1,11 @@
 """Extractive QA (SQuAD v1.1 format) into XQuAD, MLQA and TyDiQA-GoldP, behind the task
 protocol.
 
-Fine-tune on English (SQuAD; offline the English TyDiQA-GoldP train file), select on
-English dev F1, evaluate on every evaluation set that has the trial's languages: metrics
+Fine-tune on English (SQuAD, the English TyDiQA-GoldP train file, or the synthetic set's),
+select on English dev F1, evaluate on every evaluation set that has the trial's languages: metrics
 `<set>/<lang>/f1` and `<set>/<lang>/exact_match` (set = xquad, mlqa, tydiqa; the split
-position holds the set, so analysis makes one table per set), and on XQuAD the
+position holds the set, so analysis makes one table per set; scored as XTREME does: MLQA with
+MLQA's per-language normalisation, the others with SQuAD v1.1's), and on XQuAD the
 cross-lingual directions `xquad/<q>-<c>/...` (questions in language q asked of contexts in
 c; `<target>-en` and `en-<target>`). Windows of max_seq_length tokens overlap by
 max_seq_length // 3 (XTREME: 384 and 128). Objectives: fine-tuning, ADV and RS-RP (the
@@ -23,7 +24,8 @@ from xlt_core.data.squad import (
 )
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, limit
-from xlt_core.tasks.extractive_qa import QATrainingSet, encode_qa, predict_answers, score_answers
+from xlt_core.tasks.extractive_qa import QATrainingSet, encode_qa, predict_answers
+from xlt_core.tasks.qa_scoring import normalizer_for, score_answers
 
 # Parallel evaluation sets, on which questions of one language are also asked of the
 # contexts of the other (XQuAD: the same questions and paragraphs in every language).
@@ -44,12 +46,6 @@ def qa_eval_plan(config: TrialConfig) -> dict[str, list[str]]:
 
 class QATask(TaskDeclaration):
     def check(self, config: TrialConfig) -> None:
-        if config.data_source not in ("local", "hub"):
-            raise ConfigError(
-                "data_source",
-                config.data_source,
-                "local (XTREME layout with tydiqa/, xquad/, mlqa/) or hub for task=qa",
-            )
         try:
             if config.data_source == "local":
                 for split in ("train", "dev"):
@@ -108,7 +104,7 @@ class QATask(TaskDeclaration):
                 device,
                 config.eval_token_budget(),
             )
-            return score_answers(answers, sets[key])
+            return score_answers(answers, sets[key], normalizer_for(*key))
 
         dev = ("dev", config.source_lang)
         return SetEvaluator(score, list(sets), dev, "f1", extra_metrics=("exact_match",))

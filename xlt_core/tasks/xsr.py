@@ -24,7 +24,7 @@ import torch
 from xlt_core.config import TrialConfig
 from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
-from xlt_core.tasks.base import TaskDeclaration
+from xlt_core.tasks.base import TaskDeclaration, data_location
 from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer
 from xlt_schema import example_scores_key, metric_key
 
@@ -103,7 +103,7 @@ class RetrievalTask(TaskDeclaration):
             raise ConfigError(
                 "target_langs",
                 ",".join(missing),
-                f"languages with Tatoeba pairs under {config.data_dir}/tatoeba: "
+                f"languages with Tatoeba pairs in {data_location(config, 'tatoeba')}: "
                 f"{', '.join(available) or 'none'}",
             )
 
