@@ -7,16 +7,26 @@ module, builds its `SweepSpec` with `sweeps.experiment.experiment_spec` and does
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import shlex
 import sys
+import traceback
 import types
 from pathlib import Path
 
 from sweeps import spaces
 from sweeps.experiment import PRESET_NAMES, SweepSpec, experiment_spec
+from sweeps.interruption import StopSignals, SweepInterrupted
 from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig, coerce_setting, parse_assignments
 from xlt_core.data.parallel import is_local_parallel
 from xlt_core.errors import ConfigError, DataError
+
+# Exit statuses. An interrupted sweep exits 128 + the signal: 130 SIGINT, 143 SIGTERM.
+EXIT_DONE = 0  # every trial finished and the report is written
+EXIT_TRIALS_FAILED = 1  # the sweep ran to its end, but some trials failed
+EXIT_BAD_INPUT = 2  # refused before any work: settings, flags, files, tracking store
+EXIT_CRASHED = 3  # the driver itself failed (traceback printed); --resume continues
 
 # Settings that belong to the sweep, not to a trial.
 SWEEP_SETTINGS = ("seeds", "cpus_per_trial", "log_models", "search_trials", "top_k")
@@ -100,6 +110,13 @@ def build_parser(script: str, description: str | None = None) -> argparse.Argume
         "a multi-node cluster a shared path such as s3://bucket/ray_results)",
     )
     parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the plan (configurations x seeds, trials, resources per trial, the search "
+        "phases, an estimate of GPU-hours and peak memory) without starting Ray, without "
+        "network and without tracking anything",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
@@ -158,8 +175,7 @@ def resolve_paths(spec: SweepSpec) -> SweepSpec:
 def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
     """Run the sweep a script's module describes (`experiment_spec`); the parser takes its
     name from the script's file and its description from the script's docstring. Exit codes:
-    0 done, 1 some trials failed, 2 bad input (nothing started), 130 interrupted (continue
-    with --resume)."""
+    the EXIT_* constants (130/143: SIGINT/SIGTERM, continue with --resume)."""
     if not isinstance(script, types.ModuleType):
         raise TypeError(
             "main takes a sweep script's module, e.g. main(sys.modules[__name__]) in the "
@@ -176,40 +192,64 @@ def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
         spec = experiment_spec(script, args.preset, args.data_dir)
         spec.strategy = args.strategy
         spec = resolve_paths(apply_overrides(spec, parse_assignments(args.set)))
+        if args.dry_run:
+            from sweeps.plan import print_plan
+
+            return print_plan(spec, args.trials_per_gpu)
     except (ConfigError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
-    return _run(spec, args)
+        return EXIT_BAD_INPUT
+    argv = sys.argv[1:] if argv is None else argv
+    return _run(spec, args, _resume_command(script, argv))
 
 
-def _run(spec: SweepSpec, args: argparse.Namespace) -> int:
+def _run(spec: SweepSpec, args: argparse.Namespace, resume_command: str) -> int:
     # Ray, torch and MLflow load here, after the command line and the settings are read.
-    from sweeps.runner import SweepInterrupted, SweepOptions, check_sweep, run_sweep
-    from sweeps.tracking import check_tracking_uri, resolve_tracking_uri
+    with StopSignals() as signals:
+        try:
+            from sweeps.runner import SweepOptions, check_sweep, run_sweep
+            from sweeps.tracking import check_tracking_uri, resolve_tracking_uri
 
-    try:
-        check_sweep(spec)
-        options = SweepOptions(
-            tracking_uri=resolve_tracking_uri(args.tracking_uri),
-            address=args.address,
-            resume=args.resume,
-            trials_per_gpu=args.trials_per_gpu,
-            max_failures=args.max_failures,
-            storage_path=args.storage_path,
-        )
-        check_tracking_uri(options.tracking_uri, must_exist=options.resume)
-        failed = run_sweep(spec, options)
-    except (ConfigError, DataError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except SweepInterrupted as interruption:
-        print(
-            f"interrupted: {interruption}; the state is saved: "
-            "run the same command with --resume to continue",
-            file=sys.stderr,
-        )
-        return 130
-    return 1 if failed else 0
+            check_sweep(spec)
+            options = SweepOptions(
+                tracking_uri=resolve_tracking_uri(args.tracking_uri),
+                address=args.address,
+                resume=args.resume,
+                trials_per_gpu=args.trials_per_gpu,
+                max_failures=args.max_failures,
+                storage_path=args.storage_path,
+            )
+            check_tracking_uri(options.tracking_uri, must_exist=options.resume)
+            failed = run_sweep(spec, options, signals)
+        except (ConfigError, DataError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except SweepInterrupted as interruption:
+            if args.resume or interruption.parent_run_id:
+                what = f"the state is saved; continue with:\n  {resume_command}"
+            else:
+                what = "nothing was tracked yet; run the same command again"
+            print(f"interrupted ({interruption}): {what}", file=sys.stderr, flush=True)
+            return interruption.exit_code
+        except Exception:
+            traceback.print_exc()
+            print(
+                "error: the sweep stopped on an unexpected error (above); what finished is "
+                f"kept: once it is fixed, continue with:\n  {resume_command}",
+                file=sys.stderr,
+            )
+            return EXIT_CRASHED
+    return EXIT_TRIALS_FAILED if failed else EXIT_DONE
+
+
+def _resume_command(script: types.ModuleType, argv: list[str]) -> str:
+    """The command line that continues this sweep: the same interpreter, script and
+    arguments, with `--resume`."""
+    path = Path(script.__file__).resolve()
+    with contextlib.suppress(ValueError):
+        path = path.relative_to(Path.cwd())
+    words = [word for word in argv if word != "--resume"]
+    return shlex.join([sys.executable, str(path), *words, "--resume"])
 
 
 def _parse_seeds(value: str) -> list[int]:

@@ -1,7 +1,7 @@
 """EAR vs plain fine-tuning on XNLI, over seeds (Ding et al. 2022).
 
 python sweeps/ear_xnli.py --preset smoke
-python sweeps/ear_xnli.py --preset paper --set synonyms=PATH/counterfitted_neighbors.json
+python sweeps/ear_xnli.py --preset paper
 """
 
 import sys

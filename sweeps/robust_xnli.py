@@ -2,7 +2,7 @@
 generalized pairs and the mixed-language set evaluated.
 
     python sweeps/robust_xnli.py --preset smoke
-    python sweeps/robust_xnli.py --preset paper --set synonyms=PATH/counterfitted_neighbors.json
+    python sweeps/robust_xnli.py --preset paper
 """
 
 import sys

@@ -104,4 +104,19 @@ def test_each_trial_logs_the_histograms_of_its_model_states(sweep):
             Path(artifact.path).stem
             for artifact in client.list_artifacts(run.info.run_id, "probing")
         }
-        assert logged == PROBED_STATES[run.data.tags["adaptation"]]
+        states = PROBED_STATES[run.data.tags["adaptation"]]
+        assert logged == states | {f"{state}_distances" for state in states}
+
+
+def test_the_report_lays_the_five_states_side_by_side(sweep, tmp_path):
+    client, runs = sweep
+    parent = next(run for run in runs if run.data.tags.get("xlt.role") == "parent")
+    report = Path(
+        client.download_artifacts(parent.info.run_id, "report/report.md", str(tmp_path))
+    ).read_text()
+    assert "![probing_stages](probing_stages.png)" in report
+    figure = client.download_artifacts(
+        parent.info.run_id, "report/probing_stages.png", str(tmp_path)
+    )
+    with open(figure, "rb") as png:
+        assert png.read(8) == b"\x89PNG\r\n\x1a\n"

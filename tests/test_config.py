@@ -12,7 +12,7 @@ import sweeps
 from sweeps.cli import SETTABLE, apply_overrides, build_parser
 from sweeps.experiment import experiment_spec
 from sweeps.spaces import hyperparameter_names
-from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig, parse_assignments
+from xlt_core.config import HYPERPARAMETER_NAMES, STUDY_SETTINGS, TrialConfig, parse_assignments
 from xlt_core.errors import ConfigError
 from xlt_core.trial import check_resources
 
@@ -37,8 +37,7 @@ from xlt_core.trial import check_resources
         ({"warmup_ratio": 1.5}, "warmup_ratio", "[0, 1)"),
         ({"tiny_hidden_size": 64, "tiny_heads": 5}, "tiny_heads", "divisor"),
         ({"target_langs": ""}, "target_langs", "at least one"),
-        ({"source_lang": "de"}, "source_lang", "only 'en'"),
-        ({"method": "ear", "data_source": "hub"}, "synonyms", "neighbour table"),
+        ({"task": "ner", "source_lang": "de"}, "source_lang", "'en' for task=ner"),
         ({"bogus": 1}, "bogus", "unknown setting"),
     ],
 )
@@ -124,9 +123,13 @@ SWEEP_SCRIPTS = (
     "adjust_ner",
     "adjust_qa",
     "adjust_xsr",
+    "ear_source_language",
+    "ear_ablation",
+    "ear_targets",
+    "ear_dictionary_scale",
+    "rs_syntax",
+    "rs_da_m_curve",
 )
-# Smoke presets without synthetic data for their task: they need --data-dir.
-NEEDS_DATA_DIR = ("adjust_ner", "adjust_qa", "adjust_xsr")
 
 
 def test_the_sweep_scripts_are_the_files_that_run_an_experiment():
@@ -145,21 +148,17 @@ def test_the_sweep_scripts_are_the_files_that_run_an_experiment():
 def test_every_sweep_script_builds_valid_trials(script, preset, with_data_dir, tmp_path):
     module = importlib.import_module(f"sweeps.{script}")
     data_dir = str(tmp_path) if with_data_dir else None
-    if preset == "smoke" and not with_data_dir and script in NEEDS_DATA_DIR:
-        with pytest.raises(ConfigError, match="--data-dir"):
-            experiment_spec(module, preset, data_dir)
-        return
     spec = experiment_spec(module, preset, data_dir)
     assert (spec.experiment, spec.preset) == (script, preset)
     assert spec.seeds and len(set(spec.seeds)) == len(spec.seeds)
     assert spec.points[0] == {"method": "finetune"}  # the baseline, first
     assert len({tuple(sorted(p.items())) for p in spec.points}) == len(spec.points)
-    if preset == "paper" and not with_data_dir:
-        # The counter-fitted neighbour table is not on the hub: the user gives its path.
-        spec = apply_overrides(spec, {"synonyms": "counterfitted_neighbors.json"})
     for point in spec.points:
-        # A point names only its method, its adaptation and their hyperparameters.
-        assert set(point) - {"method", "adaptation"} <= set(hyperparameter_names(point))
+        # A point names only its method, its adaptation, their hyperparameters and the
+        # settings a study varies (`STUDY_SETTINGS`).
+        assert set(point) - {"method", "adaptation", *STUDY_SETTINGS} <= set(
+            hyperparameter_names(point)
+        )
         for seed in spec.seeds:
             config = TrialConfig.from_dict({**spec.base, **point, "seed": seed})
             assert config.task == spec.base["task"]

@@ -2,6 +2,8 @@
 partners' constraints, and on a tiny model: adjustment brings related pairs closer."""
 
 import copy
+import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -98,10 +100,19 @@ def test_adjustment_lowers_related_distances_and_the_histograms_are_written(tmp_
         for name in ("original", "adjusted")
     }
     assert gap["adjusted"] > gap["original"]
-    assert set(probe.figures) == {"probing/original.png", "probing/adjusted.png"}
-    for path in probe.figures.values():
-        with open(path, "rb") as png:
+    assert set(probe.figures) == {
+        "probing/original.png",
+        "probing/adjusted.png",
+        "probing/original_distances.json",
+        "probing/adjusted_distances.json",
+    }
+    for name in ("original", "adjusted"):
+        with open(probe.figures[f"probing/{name}.png"], "rb") as png:
             assert png.read(8) == b"\x89PNG\r\n\x1a\n"
+        distances = json.loads(Path(probe.figures[f"probing/{name}_distances.json"]).read_text())
+        assert len(distances["related"]) == len(distances["unrelated"]) > 0
+        mean = sum(distances["related"]) / len(distances["related"])
+        assert mean == pytest.approx(probe.metrics[f"probing/{name}_related_l2"], rel=1e-6)
 
 
 def test_a_probe_without_pairs_records_nothing():

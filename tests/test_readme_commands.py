@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from conftest import require_shared_data
+from conftest import SHARED_DATA, require_shared_data
 from mlflow.tracking import MlflowClient
 from sweep_helpers import REPO, child_runs, parent_runs, run_command, smoke_spec
 
@@ -26,7 +26,9 @@ from xlt_schema import (
 )
 
 README = REPO / "README.md"
-SHARED = "../shared/data"  # as the README writes it (relative to the repository root)
+# The README's stand-in for a user's XTREME-layout folder; the tests put the development data
+# samples (tests/conftest.py's SHARED_DATA) in its place, and skip where they are missing.
+DATA_DIR = "/path/to/xtreme-data"
 
 # The work of every sweep, shrunk: one seed, a fifth of an epoch, one evaluation, 2 layers.
 SMALL = {
@@ -46,17 +48,26 @@ XSR = {**ADJUST, "max_eval_examples": "150"}
 # README command -> (sweep script, the settings appended). Each runs in test_sweep_command.
 SWEEPS = {
     "python sweeps/ear_xnli.py --preset smoke": ("ear_xnli", EAR),
-    f"python sweeps/ear_xnli.py --preset smoke --data-dir {SHARED}": ("ear_xnli", EAR),
+    f"python sweeps/ear_xnli.py --preset smoke --data-dir {DATA_DIR}": ("ear_xnli", EAR),
     "python sweeps/ear_pawsx.py --preset smoke": ("ear_pawsx", EAR),
-    f"python sweeps/ear_pawsx.py --preset smoke --data-dir {SHARED}": ("ear_pawsx", EAR),
+    "python sweeps/ear_source_language.py --preset smoke": ("ear_source_language", EAR),
+    "python sweeps/ear_ablation.py --preset smoke": ("ear_ablation", EAR),
+    "python sweeps/ear_targets.py --preset smoke": ("ear_targets", EAR),
+    "python sweeps/ear_dictionary_scale.py --preset smoke": ("ear_dictionary_scale", EAR),
+    "python sweeps/rs_syntax.py --preset smoke": ("rs_syntax", SMALL),
+    "python sweeps/rs_da_m_curve.py --preset smoke": ("rs_da_m_curve", SMALL),
+    f"python sweeps/ear_pawsx.py --preset smoke --data-dir {DATA_DIR}": ("ear_pawsx", EAR),
     "python sweeps/robust_xnli.py --preset smoke": ("robust_xnli", SMALL),
     "python sweeps/robust_pawsx.py --preset smoke": ("robust_pawsx", SMALL),
     "python sweeps/adjust_xnli.py --preset smoke": ("adjust_xnli", ADJUST),
-    f"python sweeps/adjust_ner.py --preset smoke --data-dir {SHARED}": ("adjust_ner", ADJUST),
-    f"python sweeps/adjust_qa.py --preset smoke --data-dir {SHARED}": ("adjust_qa", QA),
-    f"python sweeps/adjust_xsr.py --preset smoke --data-dir {SHARED}": ("adjust_xsr", XSR),
+    "python sweeps/adjust_ner.py --preset smoke": ("adjust_ner", ADJUST),
+    "python sweeps/adjust_qa.py --preset smoke": ("adjust_qa", QA),
+    "python sweeps/adjust_xsr.py --preset smoke": ("adjust_xsr", XSR),
+    f"python sweeps/adjust_ner.py --preset smoke --data-dir {DATA_DIR}": ("adjust_ner", ADJUST),
+    f"python sweeps/adjust_qa.py --preset smoke --data-dir {DATA_DIR}": ("adjust_qa", QA),
+    f"python sweeps/adjust_xsr.py --preset smoke --data-dir {DATA_DIR}": ("adjust_xsr", XSR),
 }
-# The shared data samples each sweep reads with `--data-dir`.
+# The development data samples each sweep reads in place of `--data-dir /path/to/xtreme-data`.
 SHARED_SAMPLES = {
     "ear_xnli": ("xnli", "synonyms"),
     "ear_pawsx": ("pawsx", "synonyms"),
@@ -75,7 +86,11 @@ TRIAL = {
     "parallel_max_sentences": "300",
 }
 REPORT = "python -m analysis report --experiment ear_xnli [--tracking-uri URI] [--out DIR]"
+COMPARE = (
+    "python -m analysis compare --experiments ear_xnli,robust_xnli [--tracking-uri URI] [--out DIR]"
+)
 CLUSTER = "python -m sweeps.cluster ray_cluster.yaml"
+DRY_RUN = "python sweeps/ear_xnli.py --preset paper --dry-run"
 # Commands run elsewhere, or not runnable offline on a CPU machine, and why.
 NOT_RUN_HERE = {
     "make demo": "runs `python sweeps/ear_xnli.py --preset smoke`, tested here",
@@ -86,6 +101,10 @@ NOT_RUN_HERE = {
     "python sweeps/ear_xnli.py --preset paper": "mBERT and XNLI from the hub",
     "python sweeps/ear_xnli.py --preset smoke --strategy search": (
         "the search strategy end to end, interrupted and resumed: tests/test_sweep_search.py"
+    ),
+    "python -m benchmarks.tracking_load": (
+        "minutes of load on two tracking servers: tests/test_tracking_server_load.py runs the"
+        " same load with 8 trials on both"
     ),
     "ray ": "an AWS cluster (the cluster file itself is validated here, offline)",
     "ssh ": "an AWS cluster",
@@ -105,11 +124,12 @@ def readme_commands() -> list[str]:
 
 
 def _argv(command: str, settings: dict[str, str]) -> list[str]:
-    """The README command's arguments after `python`, scripts and `--data-dir` made absolute
-    (the command runs in a temporary directory), with `--set` for each of `settings`."""
+    """The README command's arguments after `python`, scripts made absolute (the command runs
+    in a temporary directory), the data samples in place of the README's placeholder data
+    directory, with `--set` for each of `settings`."""
     argv = shlex.split(command)[1:]
     argv = [str(REPO / arg) if arg.startswith("sweeps/") else arg for arg in argv]
-    argv = [str((REPO / arg).resolve()) if arg == SHARED else arg for arg in argv]
+    argv = [str(SHARED_DATA) if arg == DATA_DIR else arg for arg in argv]
     for key, value in settings.items():
         argv += ["--set", f"{key}={value}"]
     return argv
@@ -120,8 +140,9 @@ def _overrides(settings: dict[str, str]) -> list[str]:
 
 
 def test_every_readme_command_is_run_by_a_test():
-    covered = [*SWEEPS, REPORT, CLUSTER]
+    covered = [*SWEEPS, REPORT, COMPARE, CLUSTER, DRY_RUN]
     shown = readme_commands()
+    assert DRY_RUN in shown  # NOT_RUN_HERE's paper-preset prefix must not hide it
     assert len(shown) > 15  # the parser still finds the blocks
     unknown = [
         command
@@ -132,12 +153,21 @@ def test_every_readme_command_is_run_by_a_test():
     ]
     assert not unknown, f"README commands no test runs (add to {Path(__file__).name}): {unknown}"
     # Every sweep command named here is one the README shows (or the --data-dir form its
-    # option table shows for that script, `--data-dir ../shared/data`).
+    # option table shows for that script, `--data-dir /path/to/xtreme-data`).
     text = README.read_text()
     for command in SWEEPS:
         assert command in shown or (
-            command.removesuffix(f" --data-dir {SHARED}") in text and f"--data-dir {SHARED}" in text
+            command.removesuffix(f" --data-dir {DATA_DIR}") in text
+            and f"--data-dir {DATA_DIR}" in text
         ), command
+
+
+def test_readme_points_at_no_path_outside_the_repository():
+    """A user's clone has no development samples beside it: the README names a placeholder
+    and describes the layout instead."""
+    text = README.read_text()
+    assert "../shared" not in text and "shared/data" not in text
+    assert f"--data-dir {DATA_DIR}" in text
 
 
 def _check_sweep(workdir: Path, spec, stdout: str) -> None:
@@ -165,6 +195,11 @@ def _check_sweep(workdir: Path, spec, stdout: str) -> None:
     artifacts = {a.path for a in MlflowClient(uri).list_artifacts(parent.info.run_id, "report")}
     assert {"report/report.md", "report/selected_config.json"} <= artifacts
     assert "Selected configuration" in stdout
+    # The summary says how the selection fares against the baseline and where the runs are.
+    assert "Verdict: " in stdout
+    experiment = MlflowClient(uri).get_experiment_by_name(spec.experiment)
+    assert experiment.tags["mlflow.experimentKind"] == "custom_model_development"
+    assert f"#/experiments/{experiment.experiment_id}/runs?workflowType=machine_learning" in stdout
 
 
 @pytest.fixture(scope="module")
@@ -202,6 +237,21 @@ def test_report_command_rebuilds_the_report(ear_xnli_sweep):
     assert selected["config_label"] in report and selected["config_label"] in completed.stdout
 
 
+@pytest.mark.slow
+def test_compare_command_puts_the_sweeps_side_by_side(ear_xnli_sweep):
+    """The README's compare command after the demo's sweep and the robust sweep in one store."""
+    workdir, _ = ear_xnli_sweep
+    run_command(_argv("python sweeps/robust_xnli.py --preset smoke", SMALL), workdir)
+    out = workdir / "compared"
+    argv = shlex.split(COMPARE.replace("[--tracking-uri URI] [--out DIR]", f"--out {out}"))[1:]
+    run_command(argv, workdir, timeout=300)
+    table = (out / "compare.md").read_text().split("### xnli test accuracy (%)")[1]
+    labels = [line.split(" | ")[0].lstrip("| ") for line in table.split("###")[0].splitlines()]
+    methods = {label.split(": ", 1)[1].split()[0] for label in labels if ": " in label}
+    assert {"finetune", "ear", "adv", "rs_da"} <= methods, labels
+    assert {"compare.tex", "compare_xnli_test_accuracy.png"} <= {p.name for p in out.iterdir()}
+
+
 @pytest.mark.parametrize(
     "command", [command for command in readme_commands() if command.startswith(ONE_TRIAL)]
 )
@@ -214,6 +264,13 @@ def test_one_trial_command_trains_and_evaluates(command, tmp_path):
     result = json.loads(completed.stdout[completed.stdout.rindex("\n{") :])
     assert {"dev/en/accuracy", "test/es/accuracy", "test/ru/accuracy"} <= set(result["metrics"])
     assert result["best_step"] > 0
+
+
+def test_dry_run_command_plans_without_tracking(tmp_path):
+    completed = run_command(_argv(DRY_RUN, {}), tmp_path, timeout=120)
+    assert "18 configurations x 5 seeds = 90 trials" in completed.stdout
+    assert "GPU-hours for 90 trials" in completed.stdout
+    assert list(tmp_path.iterdir()) == []  # no mlflow.db (the store run_command points at)
 
 
 def test_cluster_command_validates_the_cluster_file(tmp_path):

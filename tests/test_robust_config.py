@@ -25,7 +25,6 @@ from xlt_core.errors import ConfigError
             "rs_da_variant",
             "one of released, keep_originals",
         ),
-        ({"method": "rs_da", "data_source": "hub"}, "synonyms", "neighbour table"),
         ({"method": "boosting"}, "method", "one of finetune, ear, adv, rs_rp, rs_da"),
         ({"task": "mnli"}, "task", "one of xnli, pawsx"),
         ({"generalized_pairs": "maybe"}, "generalized_pairs", "true or false"),

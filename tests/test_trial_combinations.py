@@ -19,6 +19,9 @@ OBJECTIVE_PARTS = {
     "adv": {"ce", "adv_ce"},
     "rs_rp": {"ce"},
     "rs_da": {"ce"},
+    "ear_nt": {"ce", "robust_ce", "apt"},
+    "ear_srpt": {"ce", "robust_ce", "ept", "srpt"},
+    "rs_syntax": {"ce"},
 }
 CONTINUAL_PARTS = {"align", "reg"}
 # The selection metric each task ranks by, present in every trial's final metrics.

@@ -8,12 +8,14 @@ pair, drawn at random, whose subwords differ from its own translation's). An ali
 encoder puts related pairs much closer than unrelated ones; fine-tuning tends to undo
 some of that ("forgetting"), which continual learning is meant to prevent.
 
-`Probe` records one histogram PNG (and mean distances) per model state of a trial:
-`original`, `adjusted`, `finetuned`, `adjusted_finetuned`, `adjusted_continual`.
+`Probe` records one histogram PNG, the distances (`<state>_distances.json`) and their
+means per model state of a trial: `original`, `adjusted`, `finetuned`, `adjusted_finetuned`,
+`adjusted_continual` (`xlt_schema.PROBING_STATES`, the order of efimov2023's Fig. 2).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +26,7 @@ from xlt_core.adjustment import prepare_method, split_pairs
 from xlt_core.config import TrialConfig
 from xlt_core.data.alignment import AlignedPairs
 from xlt_core.objectives.alignment import encode_words, make_batch
+from xlt_schema import PROBING_DISTANCES
 
 # A trial's model after training, named by its adaptation (the states before it are
 # `original`, `adjusted`): whatever the objective, training the original model gives `finetuned`.
@@ -146,6 +149,13 @@ class Probe:
             f"{name}: {len(related)} word pairs",
         )
         self.figures[f"probing/{name}.png"] = str(path)
+        # The distances themselves, so a report can lay the states side by side on shared bins.
+        artifact = PROBING_DISTANCES.format(state=name)
+        distances = Path(self.out_dir) / Path(artifact).name
+        distances.write_text(
+            json.dumps({"related": related.tolist(), "unrelated": unrelated.tolist()})
+        )
+        self.figures[artifact] = str(distances)
         self.metrics[f"probing/{name}_related_l2"] = float(related.mean())
         self.metrics[f"probing/{name}_unrelated_l2"] = float(unrelated.mean())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PAWSX_LABELS, XNLI_LABELS, PairExample
 from xlt_core.data.pawsx import available_pawsx_languages, load_pawsx
-from xlt_core.data.synonyms import load_synonym_table
+from xlt_core.data.synonyms import load_synonym_table, scaled_table
 from xlt_core.data.synthetic import synthetic_synonyms
 from xlt_core.data.xnli import available_xnli_languages, load_xnli
 from xlt_core.errors import ConfigError, DataError
@@ -53,15 +53,17 @@ def load_synonyms(config: TrialConfig) -> dict[str, list[str]] | None:
     if not config.uses_synonyms:
         return None
     path = config.synonym_path()
-    return synthetic_synonyms() if path is None else load_synonym_table(path)
+    # The synthetic table in the training language: a translated training set's words.
+    table = synthetic_synonyms(config.source_lang) if path is None else load_synonym_table(path)
+    return scaled_table(table, config.dictionary_scale)
 
 
 def check_data(config: TrialConfig) -> None:
     """Refuse missing languages or files before any work starts (cheap: no reading)."""
     wanted = {
         "train": [config.source_lang],
-        "dev": [config.source_lang],
-        "test": [config.source_lang, *config.target_langs],
+        "dev": list(dict.fromkeys(("en", config.dev_lang))),
+        "test": list(config.test_langs),
     }
     for split, langs in wanted.items():
         file_split = "dev" if config.split_dev_files else split
@@ -80,9 +82,9 @@ def check_data(config: TrialConfig) -> None:
             )
         if missing:
             field = (
-                "source_lang"
-                if split != "test" or config.source_lang in missing
-                else "target_langs"
+                "target_langs"
+                if split == "test" and set(missing) <= set(config.target_langs)
+                else "source_lang"
             )
             where = (
                 f"data_dir={config.data_dir}"

@@ -1,6 +1,7 @@
 """PAWS-X from one of three sources: the synthetic set, a local XTREME download, or the hub.
 
-Zero-shot protocol: the model trains on English only (PAWS-X's English train split); dev
+Zero-shot protocol: the model trains on English (PAWS-X's English train split); the other
+languages' train splits are its machine translations (a translated source language). Dev
 and test exist per language and are parallel across languages (example i is the same
 pair, human-translated). Labels: 1 = paraphrase, 0 = not.
 """
@@ -24,7 +25,7 @@ HUB_ID = "google-research-datasets/paws-x"
 _LABEL_IDS = {str(label_id): label_id for label_id in range(len(PAWSX_LABELS))}
 _HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 LOCAL_LAYOUT = (
-    "<data_dir>/pawsx/train-en.tsv, <data_dir>/pawsx/dev-<lang>.tsv and "
+    "<data_dir>/pawsx/train-<lang>.tsv, <data_dir>/pawsx/dev-<lang>.tsv and "
     "<data_dir>/pawsx/test-<lang>.tsv, "
     "each row sentence1<TAB>sentence2<TAB>label with label 0 or 1 (an optional header line)"
 )
@@ -48,7 +49,6 @@ def _load_hub(split: str, lang: str) -> list[PairExample]:
 
 
 _PAWSX = PairTask(
-    english_only_training="zero-shot PAWS-X trains on English only",
     synthetic=synthetic_pawsx,
     local=LocalPairFiles(
         "pawsx", "PAWS-X", "sentence1, sentence2, label", _LABEL_IDS, LOCAL_LAYOUT

@@ -11,7 +11,8 @@ synthetic NLI set's grammar and vocabulary:
 
 Label ids follow PAWS-X (1 = paraphrase). The derived pseudo-languages es, de, ru come
 from the synthetic NLI set's lexicons ("de" verb-final), so dev and test are parallel
-across languages like the real PAWS-X; train exists only in English.
+across languages like the real PAWS-X; train is English or rendered in a pseudo-language
+(a translated training set).
 """
 
 import random

@@ -1,7 +1,8 @@
 """XNLI from one of three sources: the synthetic set, a local XTREME download, or the hub.
 
-Only English has training data (MultiNLI, as in XNLI's zero-shot setting); dev and test
-exist per language.
+English training data is MultiNLI (XNLI's zero-shot setting); another language's training
+set is a translation of it: `train-<lang>.tsv` locally, XNLI's machine-translated train
+split on the hub. Dev and test exist per language.
 """
 
 from xlt_core.data.examples import XNLI_LABELS, PairExample
@@ -37,9 +38,9 @@ XNLI_SPLITS = PAIR_SPLITS
 
 # MultiNLI's own files spell the third label "contradictory" (XTREME renames it); accept both.
 _LABEL_IDS = {name: label_id for label_id, name in enumerate(XNLI_LABELS)} | {"contradictory": 2}
-_HUB_SPLITS = {"dev": "validation", "test": "test"}
+_HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 _LOCAL_LAYOUT = (
-    "<data_dir>/xnli/train-en.tsv (a header line, then rows), <data_dir>/xnli/dev-<lang>.tsv "
+    "<data_dir>/xnli/train-<lang>.tsv (a header line, then rows), <data_dir>/xnli/dev-<lang>.tsv "
     "and <data_dir>/xnli/test-<lang>.tsv (no header), each row premise<TAB>hypothesis<TAB>label "
     "with label one of entailment, neutral, contradiction"
 )
@@ -63,9 +64,10 @@ def available_xnli_languages(source: str, split: str, data_dir: str | None = Non
 
 
 def _load_hub(split: str, lang: str) -> list[PairExample]:
-    """facebook/xnli for dev/test, nyu-mll/multi_nli for English train (parquet, no scripts)."""
+    """facebook/xnli for dev, test and translated train, nyu-mll/multi_nli for English train
+    (parquet, no scripts)."""
     require_hub_language("facebook/xnli", lang, XNLI_LANGUAGES)
-    if split == "train":
+    if split == "train" and lang == "en":
         dataset, config, hub_split = "nyu-mll/multi_nli", None, "train"
     else:
         dataset, config, hub_split = "facebook/xnli", lang, _HUB_SPLITS[split]
@@ -76,7 +78,6 @@ def _load_hub(split: str, lang: str) -> list[PairExample]:
 
 
 _XNLI = PairTask(
-    english_only_training="XNLI has training data only in English (MultiNLI)",
     synthetic=synthetic_xnli,
     local=LocalPairFiles("xnli", "XNLI", "premise, hypothesis, label", _LABEL_IDS, _LOCAL_LAYOUT),
     hub=_load_hub,

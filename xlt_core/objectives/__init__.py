@@ -11,13 +11,26 @@ from __future__ import annotations
 from xlt_core.config import TrialConfig
 from xlt_core.objectives.adversarial import Adversarial
 from xlt_core.objectives.base import Objective
-from xlt_core.objectives.ear import EAR
+from xlt_core.objectives.ear import EAR, EARNoiseTarget, EARSentencePull
 from xlt_core.objectives.finetune import FineTune
-from xlt_core.objectives.smoothing import RandomPerturbation, SynonymAugmentation
+from xlt_core.objectives.smoothing import (
+    RandomPerturbation,
+    SynonymAugmentation,
+    SyntacticAugmentation,
+)
 
 OBJECTIVES = {
     objective.name: objective
-    for objective in (FineTune, EAR, Adversarial, RandomPerturbation, SynonymAugmentation)
+    for objective in (
+        FineTune,
+        EAR,
+        EARNoiseTarget,
+        EARSentencePull,
+        Adversarial,
+        RandomPerturbation,
+        SynonymAugmentation,
+        SyntacticAugmentation,
+    )
 }
 
 

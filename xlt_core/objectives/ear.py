@@ -17,6 +17,17 @@ As the official code computes it, for an example x and its synonym copy x^a:
 - The robust target is the cross-entropy on both x and x^a.
 
 Each training example yields m synonym copies, each paired with the original.
+
+Two variants replace one target (ding2022 Tables 4 and A.4), each an objective of its own:
+- `ear_nt`, NT + APT: the Noise Target replaces EPT. Gaussian noise N(0, noise_sigma^2)
+  (randomized smoothing, Cohen et al. 2019) is added to the word embeddings of every real
+  token of x^a (the embeddings `inputs_embeds` replaces, as ADV and RS-RP perturb them),
+  so CE(x^a) and APT see the noisy copy: loss = CE(x) + CE(x^a + noise) + beta * APT. NT is
+  a perturbation, not a loss term, so alpha has no part in it. The paper gives no sigma.
+- `ear_srpt`, EPT + SRPT: the Sentence Representation Pull Target replaces APT: the mean
+  squared difference of the masked mean-pooled hidden states of x and x^a at `layer`
+  (the paper's "middle layer": 6 of mBERT's 12), averaged over every (example, dimension)
+  entry as EPT's MSE is.
 """
 
 from __future__ import annotations
@@ -30,6 +41,12 @@ import torch.nn.functional as F
 
 from xlt_core.data.synonyms import augment_pair
 from xlt_core.objectives.base import Batch, Encoder
+from xlt_core.objectives.perturbation import (
+    SeededNoise,
+    forward_embedded,
+    real_token_mask,
+    word_embeddings,
+)
 from xlt_core.tasks.pair_classification import EncodedPairs, pad_batch, rows
 
 
@@ -52,6 +69,13 @@ def embedding_push(
 def attention_pull(attention: torch.Tensor, attention_aug: torch.Tensor) -> torch.Tensor:
     """APT = MSE(attention probabilities of x, of x^a) at one layer: (B, heads, L, L) each."""
     return F.mse_loss(attention, attention_aug)
+
+
+def sentence_pull(
+    hidden: torch.Tensor, hidden_aug: torch.Tensor, mask: torch.Tensor, mask_aug: torch.Tensor
+) -> torch.Tensor:
+    """SRPT = MSE(mean-pooled hidden states of x, of x^a) at one layer: (B, L, H) each."""
+    return F.mse_loss(masked_mean(hidden, mask), masked_mean(hidden_aug, mask_aug))
 
 
 @dataclass
@@ -111,12 +135,85 @@ class EAR:
     def loss(self, model, batch: Batch):
         labels = batch.pop("labels")
         size = labels.shape[0]
-        output = model(**batch, output_hidden_states=True, output_attentions=True)
+        output = self.forward(model, batch)
         ce = F.cross_entropy(output.logits[:size], labels)
         robust_ce = F.cross_entropy(output.logits[size:], labels)
+        parts = {"ce": ce, "robust_ce": robust_ce, **self.targets(output, batch, size)}
+        loss = ce + robust_ce
+        for name, weight in self.target_weights().items():
+            loss = loss + weight * parts[name]
+        return loss, parts
+
+    def forward(self, model, batch: Batch):
+        """One pass over the originals (rows :size) and their copies (rows size:)."""
+        return model(**batch, output_hidden_states=True, output_attentions=True)
+
+    def target_weights(self) -> dict[str, float]:
+        return {"ept": self.alpha, "apt": self.beta}
+
+    def targets(self, output, batch: Batch, size: int) -> dict[str, torch.Tensor]:
         embeddings, mask = output.hidden_states[0], batch["attention_mask"]
         ept = embedding_push(embeddings[:size], embeddings[size:], mask[:size], mask[size:])
         attention = output.attentions[self.layer - 1]
-        apt = attention_pull(attention[:size], attention[size:])
-        loss = ce + robust_ce + self.alpha * ept + self.beta * apt
-        return loss, {"ce": ce, "robust_ce": robust_ce, "ept": ept, "apt": apt}
+        return {"ept": ept, "apt": attention_pull(attention[:size], attention[size:])}
+
+
+@dataclass
+class EARNoiseTarget(EAR):
+    """NT + APT: Gaussian noise on the copies' word embeddings instead of EPT."""
+
+    noise_sigma: float = 0.01
+    seed: int = 0
+    name: str = "ear_nt"
+
+    def __post_init__(self):
+        self._noise = SeededNoise(self.seed)
+
+    @classmethod
+    def from_config(cls, config, pad_id: int, synonyms) -> "EARNoiseTarget":
+        return cls(
+            0.0,
+            config.beta,
+            config.layer,
+            config.m,
+            synonyms,
+            pad_id,
+            noise_sigma=config.noise_sigma,
+            seed=config.seed,
+        )
+
+    def forward(self, model, batch: Batch):
+        embeddings = word_embeddings(model, batch)
+        size = embeddings.shape[0] // 2
+        noise = self._noise.gaussian(embeddings[size:]) * self.noise_sigma
+        noise = noise * real_token_mask(batch, embeddings)[size:]
+        noisy = torch.cat([embeddings[:size], embeddings[size:] + noise])
+        return forward_embedded(model, batch, noisy, output_attentions=True)
+
+    def target_weights(self) -> dict[str, float]:
+        return {"apt": self.beta}
+
+    def targets(self, output, batch: Batch, size: int) -> dict[str, torch.Tensor]:
+        attention = output.attentions[self.layer - 1]
+        return {"apt": attention_pull(attention[:size], attention[size:])}
+
+
+@dataclass
+class EARSentencePull(EAR):
+    """EPT + SRPT: the mean-pooled hidden states at `layer` pulled together instead of APT."""
+
+    name: str = "ear_srpt"
+
+    def forward(self, model, batch: Batch):
+        return model(**batch, output_hidden_states=True)
+
+    def target_weights(self) -> dict[str, float]:
+        return {"ept": self.alpha, "srpt": self.beta}
+
+    def targets(self, output, batch: Batch, size: int) -> dict[str, torch.Tensor]:
+        mask = batch["attention_mask"]
+        embeddings, hidden = output.hidden_states[0], output.hidden_states[self.layer]
+        return {
+            "ept": embedding_push(embeddings[:size], embeddings[size:], mask[:size], mask[size:]),
+            "srpt": sentence_pull(hidden[:size], hidden[size:], mask[:size], mask[size:]),
+        }

@@ -31,10 +31,36 @@ def real_token_mask(batch: Batch, like: torch.Tensor) -> torch.Tensor:
     return batch["attention_mask"].unsqueeze(-1).to(like.dtype)
 
 
-def forward_embedded(model, batch: Batch, embeddings: torch.Tensor):
+def forward_embedded(model, batch: Batch, embeddings: torch.Tensor, **outputs):
     """The model's output on `embeddings` given as `inputs_embeds` (position and type
     embeddings are added by the model as for token ids); the batch's other entries (the
     attention mask, token types, the head's targets) are passed as they are, so the output
-    carries the head's `loss` whatever the task."""
+    carries the head's `loss` whatever the task. `outputs`: flags such as
+    `output_attentions=True`."""
     inputs = {key: value for key, value in batch.items() if key != "input_ids"}
-    return model(inputs_embeds=embeddings, **inputs)
+    return model(inputs_embeds=embeddings, **inputs, **outputs)
+
+
+class SeededNoise:
+    """Noise drawn from a generator seeded with the trial's seed, one per device: it differs
+    between steps and between seeds, and a seed's draws are reproducible (a trial resumed
+    from a checkpoint draws fresh noise, which is statistically the same)."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self._generators: dict = {}
+
+    def _generator(self, device) -> torch.Generator:
+        if device not in self._generators:
+            self._generators[device] = torch.Generator(device=device).manual_seed(self.seed)
+        return self._generators[device]
+
+    def uniform(self, like: torch.Tensor) -> torch.Tensor:
+        """U[0, 1) in `like`'s shape, dtype and device."""
+        generator = self._generator(like.device)
+        return torch.rand(like.shape, generator=generator, device=like.device, dtype=like.dtype)
+
+    def gaussian(self, like: torch.Tensor) -> torch.Tensor:
+        """N(0, 1) in `like`'s shape, dtype and device."""
+        generator = self._generator(like.device)
+        return torch.randn(like.shape, generator=generator, device=like.device, dtype=like.dtype)

@@ -4,9 +4,8 @@ RS-RP (random perturbation): at every training step, noise drawn uniformly from 
 ball of radius epsilon is added to the word embeddings of every real token (which
 embeddings, and why: `objectives/perturbation.py`), and the model is trained with
 cross-entropy on the noisy input. The paper gives the ball and the uniform distribution;
-it released no code. The noise comes from a generator seeded with the trial's seed: it
-differs between steps and between seeds, and a seed's draws are reproducible (a trial
-resumed from a checkpoint draws fresh noise, which is statistically the same).
+it released no code. The noise comes from a generator seeded with the trial's seed
+(`perturbation.SeededNoise`).
 
 RS-DA (data augmentation): every training example yields m synonym copies (each word
 with neighbours replaced by a uniform draw from [word] + neighbours, as the released
@@ -14,19 +13,29 @@ code does; m = 3 for XNLI and 10 for PAWS-X in the paper), trained with cross-en
 The released code trains on the m copies only (`rs_da_variant=released`);
 `keep_originals` also trains on each original, as EAR does. Either way an epoch runs over
 the whole augmented set (m or m + 1 times the examples), as in the released code.
+
+RS-syntax (Sec. 5 of the paper): as RS-DA released, but each copy is syntactically
+perturbed (adjacent words swapped with probability `swap_probability`, p = 0.1 in the
+paper: `data/word_order.py`) instead of drawn from the synonym table.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
 from xlt_core.data.synonyms import augment_pair
+from xlt_core.data.word_order import swapped_pairs
 from xlt_core.objectives.base import Batch, Encoder, TrainingSet
 from xlt_core.objectives.finetune import head_loss
-from xlt_core.objectives.perturbation import forward_embedded, real_token_mask, word_embeddings
+from xlt_core.objectives.perturbation import (
+    SeededNoise,
+    forward_embedded,
+    real_token_mask,
+    word_embeddings,
+)
 
 
 @dataclass
@@ -34,7 +43,9 @@ class RandomPerturbation:
     epsilon: float
     seed: int
     name: str = "rs_rp"
-    _generators: dict = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self):
+        self._noise = SeededNoise(self.seed)
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "RandomPerturbation":
@@ -45,15 +56,7 @@ class RandomPerturbation:
 
     def noise(self, embeddings: torch.Tensor, batch: Batch) -> torch.Tensor:
         """Uniform noise in [-epsilon, epsilon] per coordinate of every real token."""
-        device = embeddings.device
-        if device not in self._generators:
-            self._generators[device] = torch.Generator(device=device).manual_seed(self.seed)
-        uniform = torch.rand(
-            embeddings.shape,
-            generator=self._generators[device],
-            device=device,
-            dtype=embeddings.dtype,
-        )
+        uniform = self._noise.uniform(embeddings)
         return (2.0 * uniform - 1.0) * self.epsilon * real_token_mask(batch, embeddings)
 
     def loss(self, model, batch: Batch):
@@ -82,6 +85,32 @@ class SynonymAugmentation:
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "SynonymAugmentation":
         return cls(config.m, config.rs_da_variant == "keep_originals", synonyms)
+
+    def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:
+        return encode(self.training_examples(examples, seed))
+
+    def loss(self, model, batch: Batch):
+        return head_loss(model, batch)
+
+
+@dataclass
+class SyntacticAugmentation:
+    m: int
+    swap_probability: float
+    name: str = "rs_syntax"
+
+    @classmethod
+    def from_config(cls, config, pad_id: int, synonyms) -> "SyntacticAugmentation":
+        return cls(config.m, config.swap_probability)
+
+    def training_examples(self, examples, seed: int) -> list:
+        """Each example's m perturbed copies in order (the originals are not trained on)."""
+        rng = random.Random(seed)
+        return [
+            copy
+            for example in examples
+            for copy in swapped_pairs(example, self.swap_probability, self.m, rng)
+        ]
 
     def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:
         return encode(self.training_examples(examples, seed))

@@ -1,17 +1,22 @@
-"""What a trial is evaluated on: English dev, every test language, and optionally the
-generalized cross-lingual pairs and the mixed-language set.
+"""What a trial is evaluated on: dev, every test language, and optionally the generalized
+cross-lingual pairs and the mixed-language set.
 
 Each set is keyed (split, lang) and becomes metrics `<split>/<lang>/accuracy` and the
 artifact `predictions/<split>-<lang>.json`:
 
-- `dev/en`, `test/<lang>` for the source and every target language;
-- generalized_pairs: `test/<l1>-<l2>` for every ordered pair of different evaluated
+- `dev/en`, and `dev/<source>` when the source language's dev selects (`selection_dev`);
+  English dev is always evaluated, so configurations of different source languages compare
+  on one set;
+- `test/<lang>` for English, the source and every target language (`config.test_langs`);
+- generalized_pairs: `test/<l1>-<l2>` for every ordered pair of different tested
   languages, sentence 1 in l1 and sentence 2 in l2 (Huang et al. 2021's generalized
   setting). The diagonal `test/<l>-<l>` is the ordinary `test/<l>` set, example for
   example, so it is not evaluated twice;
-- mixed_language: `mixed/<lang>` for every target language, each example with one of its
-  sentences (drawn with MIXED_LANGUAGE_SEED, the same for every trial so runs pair up)
-  replaced by its English original (the mixed-language XNLI of Efimov et al. 2023).
+- mixed_language: `mixed/<lang>` for every target language but English, each example with
+  one of its sentences (drawn with MIXED_LANGUAGE_SEED, the same for every trial so runs
+  pair up) replaced by its English original (the mixed-language XNLI of Efimov et al.
+  2023). English is the reference whatever the source language: the test sets are
+  translations of the English originals.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from xlt_core.errors import DataError
 from xlt_core.tasks.pair_classification import cross_lingual_pairs, mixed_language_pairs
 
 MIXED_LANGUAGE_SEED = 0
+# The language the test sets are translated from: the reference of the mixed-language set
+# and of the alignment check.
+REFERENCE_LANG = "en"
 # Whether a task's translated test sets keep every label: XNLI's do, so a label that differs
 # between two languages' files at the same line means the files are misaligned; the PAWS-X
 # translations relabel about 1% of pairs, whose generalized pairs are left out instead.
@@ -36,44 +44,47 @@ def pair_language(first: str, second: str) -> str:
 
 def evaluation_sets(config: TrialConfig) -> dict[tuple[str, str], list[PairExample]]:
     """Every evaluation set of a trial, keyed (split, lang); English dev comes first."""
-    languages = [config.source_lang, *config.target_langs]
-    sets = {("dev", config.source_lang): load_split(config, "dev", config.source_lang)}
-    test = {lang: load_split(config, "test", lang) for lang in languages}
+    dev_langs = dict.fromkeys((REFERENCE_LANG, config.dev_lang))
+    sets = {("dev", lang): load_split(config, "dev", lang) for lang in dev_langs}
+    test = {lang: load_split(config, "test", lang) for lang in config.test_langs}
     sets.update({("test", lang): examples for lang, examples in test.items()})
     if config.generalized_pairs or config.mixed_language:
         check_aligned(config, test)
     if config.generalized_pairs:
-        for first in languages:
-            for second in languages:
+        for first in test:
+            for second in test:
                 if first != second:
                     sets[("test", pair_language(first, second))] = cross_lingual_pairs(
                         test[first], test[second]
                     )
     if config.mixed_language:
         for lang in config.target_langs:
-            sets[("mixed", lang)] = mixed_language_pairs(
-                test[config.source_lang], test[lang], MIXED_LANGUAGE_SEED
-            )
+            if lang != REFERENCE_LANG:
+                sets[("mixed", lang)] = mixed_language_pairs(
+                    test[REFERENCE_LANG], test[lang], MIXED_LANGUAGE_SEED
+                )
     return sets
 
 
 def check_aligned(config: TrialConfig, test: dict[str, list[PairExample]]) -> None:
-    """Refuse test sets that cannot be line-aligned translations of the source language's:
+    """Refuse test sets that cannot be line-aligned translations of the English ones:
     a different length, or (where the dataset keeps labels) a label that differs."""
-    source = test[config.source_lang]
-    for lang in config.target_langs:
-        if len(test[lang]) != len(source):
+    reference = test[REFERENCE_LANG]
+    for lang in test:
+        if lang == REFERENCE_LANG:
+            continue
+        if len(test[lang]) != len(reference):
             raise DataError(
                 f"{config.task} test-{lang} holds {len(test[lang])} examples and "
-                f"test-{config.source_lang} {len(source)}: generalized and mixed-language "
+                f"test-{REFERENCE_LANG} {len(reference)}: generalized and mixed-language "
                 "pairs need line-aligned test files"
             )
         if not LABELS_AGREE_ACROSS_LANGUAGES[config.task]:
             continue
-        for line, (a, b) in enumerate(zip(source, test[lang]), start=1):
+        for line, (a, b) in enumerate(zip(reference, test[lang]), start=1):
             if a.label != b.label:
                 raise DataError(
-                    f"{config.task} test-{lang} is not aligned with test-{config.source_lang}: "
+                    f"{config.task} test-{lang} is not aligned with test-{REFERENCE_LANG}: "
                     f"example {line} is labelled {b.label} in {lang} and {a.label} in "
-                    f"{config.source_lang} ({config.task}'s translations keep every label)"
+                    f"{REFERENCE_LANG} ({config.task}'s translations keep every label)"
                 )

@@ -1,8 +1,10 @@
 """The sentence-pair classification task (XNLI, PAWS-X) behind the task protocol.
 
 It supports every objective (EAR and RS-DA copy a sentence pair word by word and keep its
-label) and every adaptation. Evaluation sets: English dev, every test language, and on
-request the generalized pairs and the mixed-language set (`tasks/pair_evaluation.py`).
+label) and every adaptation. It trains on `source_lang` (English, or a translated training
+set) and selects on the dev set of `config.dev_lang`. Evaluation sets: English dev (and the
+selecting dev), every test language, and on request the generalized pairs and the
+mixed-language set (`tasks/pair_evaluation.py`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class PairClassificationTask(TaskDeclaration):
         return num_labels(config)
 
     def selection_metric(self, config: TrialConfig) -> str:
-        return f"dev/{config.source_lang}/accuracy"
+        return f"dev/{config.dev_lang}/accuracy"
 
     def load_training(self, config: TrialConfig):
         return load_split(config, "train", config.source_lang)
@@ -64,4 +66,4 @@ class PairClassificationTask(TaskDeclaration):
             predictions = predict(model, encoded, batch_size, pad_id, device, budget)
             return score_predictions(predictions, encoded.labels)
 
-        return SetEvaluator(score, list(sets), ("dev", config.source_lang), "accuracy")
+        return SetEvaluator(score, list(sets), ("dev", config.dev_lang), "accuracy")

@@ -1,0 +1,41 @@
+"""EAR with one target replaced, on XNLI (Ding et al. 2022, Tables 4 and A.4): EPT + APT
+(the method), NT + APT (the Noise Target, Gaussian noise on the copies' word embeddings,
+in place of EPT) and EPT + SRPT (the Sentence Representation Pull Target, mean-pooled
+middle-layer states, in place of APT), beside plain fine-tuning.
+
+    python sweeps/ear_targets.py --preset smoke
+    python sweeps/ear_targets.py --preset paper --dry-run
+
+The paper does not give NT's noise scale: the paper preset sweeps noise_sigma over 0.001,
+0.01 and 0.1 (the robust-training paper's radius grid without its 1.0, which would bury
+mBERT's word embeddings, whose entries are of order 0.05); the smoke preset uses the
+default 0.01. SRPT reads layer 6, mBERT's "middle layer".
+"""
+
+import sys
+
+from sweeps import ear_xnli
+from sweeps.cli import main
+from sweeps.spaces import BASELINE
+
+NOISE_SIGMAS = (0.001, 0.01, 0.1)
+EPT_APT = {"method": "ear", **ear_xnli.PAPER_SETTING}
+NT_APT = {"method": "ear_nt", "beta": 0.1, "layer": 6}
+EPT_SRPT = {"method": "ear_srpt", **ear_xnli.PAPER_SETTING}
+
+POINTS = {
+    "smoke": [BASELINE, EPT_APT, NT_APT, EPT_SRPT],
+    "paper": [
+        BASELINE,
+        EPT_APT,
+        *({**NT_APT, "noise_sigma": sigma} for sigma in NOISE_SIGMAS),
+        EPT_SRPT,
+    ],
+}
+SEEDS = ear_xnli.SEEDS
+SIGNIFICANCE_TEST = ear_xnli.SIGNIFICANCE_TEST
+trial_settings = ear_xnli.trial_settings
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.modules[__name__]))
