@@ -77,12 +77,7 @@ def plot_transfer_heatmap(differences: pd.DataFrame, path: Path, title: str) -> 
     ``differences`` has columns lang (``en-es``: first sentence's language first) and
     difference (a fraction).
     """
-    pairs = [lang.split("-", 1) for lang in differences["lang"]]
-    firsts = sorted({first for first, _ in pairs}, key=lambda lang: (lang != "en", lang))
-    seconds = sorted({second for _, second in pairs}, key=lambda lang: (lang != "en", lang))
-    grid = np.full((len(firsts), len(seconds)), np.nan)
-    for (first, second), value in zip(pairs, differences["difference"]):
-        grid[firsts.index(first), seconds.index(second)] = 100 * value
+    grid, firsts, seconds = _pair_grid(list(differences["lang"]), 100 * differences["difference"])
     limit = max(np.nanmax(np.abs(grid)), 1e-9)
     figure, axes = plt.subplots(
         figsize=(max(5.0, 2.5 + 0.6 * len(seconds)), max(4.0, 1.8 + 0.5 * len(firsts)))
@@ -175,4 +170,51 @@ def plot_compare(cells: pd.DataFrame, path: Path, title: str) -> str:
     axes.set_title(f"{title}\nhatched: significantly different from its sweep's baseline")
     axes.title.set_fontsize(9)
     axes.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return _save(figure, path)
+
+
+def _pair_grid(pairs: list[str], values) -> tuple[np.ndarray, list[str], list[str]]:
+    """(grid, first-sentence languages, second-sentence languages), English first."""
+    split = [pair.split("-", 1) for pair in pairs]
+    firsts = sorted({first for first, _ in split}, key=lambda lang: (lang != "en", lang))
+    seconds = sorted({second for _, second in split}, key=lambda lang: (lang != "en", lang))
+    grid = np.full((len(firsts), len(seconds)), np.nan)
+    for (first, second), value in zip(split, values):
+        grid[firsts.index(first), seconds.index(second)] = value
+    return grid, firsts, seconds
+
+
+def plot_grid_beside_paper(cells: pd.DataFrame, path: Path, title: str) -> str:
+    """Our two-language grid (mean over seeds) beside the paper's, on one colour scale.
+
+    ``cells`` has columns lang (``en-de``: first sentence's language first), ours_mean and
+    paper_value, both in the paper's units.
+    """
+    panels = [("ours (mean over seeds)", "ours_mean"), ("paper (as printed)", "paper_value")]
+    grids = [_pair_grid(list(cells["lang"]), cells[column]) for _, column in panels]
+    low = min(np.nanmin(grid) for grid, _, _ in grids)
+    high = max(np.nanmax(grid) for grid, _, _ in grids)
+    width = len(grids[0][2])
+    figure, axes = plt.subplots(1, 2, figsize=(2 * max(4.5, 2.0 + 0.6 * width), 4.2))
+    for panel, (name, _), (grid, firsts, seconds) in zip(axes, panels, grids):
+        image = panel.imshow(grid, cmap="viridis", vmin=low, vmax=high)
+        for row in range(len(firsts)):
+            for column in range(len(seconds)):
+                if not np.isnan(grid[row, column]):
+                    panel.text(
+                        column,
+                        row,
+                        f"{grid[row, column]:.1f}",
+                        ha="center",
+                        va="center",
+                        fontsize=7,
+                        color="white",
+                    )
+        panel.set_xticks(range(len(seconds)), seconds)
+        panel.set_yticks(range(len(firsts)), firsts)
+        panel.set_xlabel("second sentence language")
+        panel.set_ylabel("first sentence language")
+        panel.set_title(name, fontsize=9)
+        figure.colorbar(image, ax=panel, shrink=0.8)  # one scale: the bars are the same
+    figure.suptitle(title, fontsize=9)
     return _save(figure, path)

@@ -32,8 +32,13 @@ from analysis.collect import (
     tidy_metrics,
 )
 from analysis.mlflow_ui import log_summary, summary_metrics, summary_tags, ui_address, ui_command
-from analysis.papers import PUBLISHED_RESULTS, load_published_results
-from analysis.plots import plot_gains, plot_hyperparameter_response, plot_transfer_heatmap
+from analysis.papers import AVERAGE, GENERALIZED, PUBLISHED_RESULTS, load_published_results
+from analysis.plots import (
+    plot_gains,
+    plot_grid_beside_paper,
+    plot_hyperparameter_response,
+    plot_transfer_heatmap,
+)
 from analysis.probing_stages import probing_stages_figure
 from analysis.registry import (
     CHAMPION_ALIAS,
@@ -44,6 +49,8 @@ from analysis.registry import (
     register_champion,
 )
 from analysis.reproduction import (
+    BASELINE_ROLE,
+    SELECTED_ROLE,
     paper_table_rows,
     reproduction_frame,
     reproduction_section,
@@ -85,6 +92,7 @@ GAINS_PLOT = "gains_{split}.png"
 HEATMAP_PLOT = "transfer_heatmap.png"
 RESPONSE_PLOT = "hyperparameter_response.png"
 TEST_RESPONSE_PLOT = "hyperparameter_response_test.png"
+GRID_PLOT = "generalized_{role}_vs_{paper}_{table}.png"
 DEV_SPLIT = "dev"
 TEST_NAMES = {
     "ttest": "two-sided paired t-test over examples on per-example scores averaged over seeds",
@@ -437,6 +445,24 @@ def make_plots(
     return paths
 
 
+def published_grid_plots(reproduction: pd.DataFrame, out: Path) -> list[str]:
+    """Our two-language grid beside each published one it is compared with (huang2021
+    Tables 4-9), for the baseline and the selected configuration."""
+    grids = reproduction[
+        (reproduction["setting"] == GENERALIZED)
+        & (reproduction["lang"] != AVERAGE)
+        & reproduction["role"].isin([BASELINE_ROLE, SELECTED_ROLE])
+    ]
+    paths = []
+    for (role, label, paper, table), cells in grids.groupby(
+        ["role", "config_label", "paper", "table"], sort=False
+    ):
+        name = GRID_PLOT.format(role=role, paper=paper, table=table.replace(" ", "_"))
+        title = f"{role} {label} vs {paper} {table} ({cells['method'].iloc[0]}), test"
+        paths.append(plot_grid_beside_paper(cells, out / name, title))
+    return paths
+
+
 def sweep_verdict(
     scores: ExampleScores,
     trials: pd.DataFrame,
@@ -767,6 +793,7 @@ def report_sweep(
     out.mkdir(parents=True, exist_ok=True)
     plots = make_plots(out, trials, selection, comparisons, baseline_key)
     plots += probing_stages_figure(client, trials, out)
+    plots += published_grid_plots(reproduction, out)
     registration = None
     if register:
         registration = _register(

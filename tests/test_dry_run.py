@@ -1,6 +1,7 @@
 """`--dry-run` (sweeps/plan.py, sweeps/cost_model.py): the plan of a sweep, printed offline
 without Ray and without tracking, and its cost estimate checked against hand computations."""
 
+import importlib
 import json
 import math
 import subprocess
@@ -204,3 +205,24 @@ def test_every_method_and_task_has_a_cost():
     assert math.isclose(
         cost_model.TASK_DATA["xnli"].words * cost_model.TOKENS_PER_WORD, 39.4
     )  # XNLI's measured typical length
+
+
+# The papers' other experiments (issue 14): baseline + the published variants, 5 seeds each.
+PAPER_PLANS = {
+    "ear_ablation": 5,  # finetune, EAR, -EPT, -APT, -EPT -APT (ding2022 Table 3)
+    "ear_targets": 6,  # finetune, EPT+APT, NT+APT at 3 noise scales, EPT+SRPT (Tables 4, A.4)
+    "ear_dictionary_scale": 5,  # finetune, EAR at 1.0 / 0.75 / 0.5 / 0.25 (Table 6)
+    "ear_source_language": 4,  # finetune, EAR from en / de / ru (Table 5)
+    "rs_syntax": 3,  # finetune, RS-DA, RS-syntax (huang2021 Table 3)
+    "rs_da_m_curve": 7,  # finetune, RS-DA at m = 1, 3, 5, 10, 15, 20 (Fig. 3)
+}
+
+
+@pytest.mark.parametrize("script", sorted(PAPER_PLANS))
+def test_the_papers_other_experiments_state_their_trial_counts(script, capsys):
+    module = importlib.import_module(f"sweeps.{script}")
+    assert main(module, ["--preset", "paper", "--dry-run"]) == 0
+    configurations = PAPER_PLANS[script]
+    out = capsys.readouterr().out
+    assert f"{configurations} configurations x 5 seeds = {5 * configurations} trials" in out
+    assert f"Trials: {5 * configurations}\n" in out

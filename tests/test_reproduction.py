@@ -3,6 +3,7 @@ reported beside the published cells it matches, with hand-computed verdicts."""
 
 import json
 import math
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -375,3 +376,12 @@ def test_compare_shows_the_papers_main_table_rows_beside_ours(tmp_path):
         if t.title == "xnli test accuracy (%)"
     ]
     assert not any(label.startswith("paper:") for label, _ in tiny_table.rows)
+
+
+def test_report_draws_our_two_language_grid_beside_the_papers(mbert_report):
+    report, frame = mbert_report
+    names = {Path(path).name for path in report.plot_paths}
+    assert "generalized_baseline_vs_huang2021_Table_7.png" in names
+    with open(next(p for p in report.plot_paths if "huang2021_Table_7" in p), "rb") as png:
+        assert png.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert "![generalized_baseline_vs_huang2021_Table_7]" in report.markdown

@@ -3,7 +3,10 @@
 import subprocess
 import sys
 
-from sweep_helpers import REPO
+import pytest
+from sweep_helpers import REPO, TINY, child_runs, parent_runs, sqlite_uri, start_script
+
+from xlt_schema import COMPLETE_TAG, PARENT_RUN_TAG
 
 # What a sweep does with the store before Ray starts: check (and create) it, then write.
 SWEEP_START = """
@@ -39,8 +42,6 @@ def test_two_sweeps_creating_one_new_sqlite_store_together_both_start(tmp_path):
 
 def test_a_store_that_cannot_be_written_is_refused_before_ray_starts(tmp_path, capsys):
     import shutil
-
-    import pytest
 
     from sweeps import ear_xnli
     from sweeps.cli import main
@@ -122,3 +123,25 @@ def test_resume_finds_a_parent_with_trials_or_the_report_left(tmp_path):
     client.delete_tag(parent, "xlt.reported")
     client.set_terminated(parent, status="FAILED")  # no trial finished: no report to write
     assert resumable() is None
+
+
+@pytest.mark.slow
+def test_two_smoke_sweeps_started_together_on_a_fresh_store_both_finish(tmp_path):
+    """Issue 13's case end to end: two whole smoke sweeps (each its own local Ray) started at
+    the same moment on one SQLite URI that does not exist yet; both exit 0 and each leaves
+    one complete parent with its six trials finished."""
+    uri = sqlite_uri(tmp_path)
+    drivers = []
+    for name in ("first", "second"):
+        workdir = tmp_path / name
+        workdir.mkdir()
+        drivers.append(start_script(workdir, "--tracking-uri", uri, "--set", "seeds=0,1", *TINY))
+    for driver, name in zip(drivers, ("first", "second")):
+        assert driver.wait(timeout=600) == 0, (tmp_path / name / "driver.log").read_text()[-3000:]
+    parents = parent_runs(uri)
+    assert len(parents) == 2
+    assert all(parent.data.tags.get(COMPLETE_TAG) == "true" for parent in parents)
+    finished = [run for run in child_runs(uri) if run.info.status == "FINISHED"]
+    for parent in parents:
+        own = [r for r in finished if r.data.tags[PARENT_RUN_TAG] == parent.info.run_id]
+        assert len(own) == 6  # 3 configurations x 2 seeds
