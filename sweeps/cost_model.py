@@ -3,7 +3,7 @@ training tokens, FLOPs, GPU-hours at an assumed throughput, and peak training me
 
 Everything that is not counted from the trial's settings is a constant below with its
 source. No figure here was measured on a GPU by this project: the step-cost ratios were
-measured on CPU (issue 10), the GPU throughput is a datasheet peak times an assumed
+measured on CPU (`make bench`), the GPU throughput is a datasheet peak times an assumed
 utilisation, and peak memory is a formula.
 """
 
@@ -25,25 +25,25 @@ GPU_ASSUMPTION = (
     "not measured on a GPU by this project"
 )
 
-# A training step's cost relative to a fine-tuning step on the same batch. Issue 10,
-# measured on CPU at mBERT-base dimensions at commit d7e34eb: EAR 2.24x (median, batch 8;
-# its batch stacks the originals above their copies); ADV 1.5-1.8x with one FGSM step;
-# RS-DA ~1.0x per step (but m times the steps, see COPY_METHODS). The EAR variants run the
-# same passes as EAR and RS-RP / RS-syntax the same as fine-tuning: assumed, not measured.
-# `python -m benchmarks --only steps` measures them again (docs/benchmarks.md): update here.
-EAR_STEP_COST = 2.24
+# A training step's cost relative to a fine-tuning step on the same batch, measured on CPU at
+# mBERT-base dimensions (batch 8, random weights) by `make bench`, run of 2026-12-01 01:11
+# UTC (docs/benchmarks.md): EAR 1.66x (its batch stacks the originals above their copies);
+# ADV 1.52x with one FGSM step; RS-RP 1.01x; RS-DA 1.00x per step (but m times the steps,
+# see COPY_METHODS). The EAR variants run the same passes as EAR and RS-syntax the same as
+# fine-tuning: assumed, not measured. A new `make bench` run updates these.
+EAR_STEP_COST = 1.66
 STEP_COST = {
     "finetune": 1.0,
     "ear": EAR_STEP_COST,
     "ear_nt": EAR_STEP_COST,
     "ear_srpt": EAR_STEP_COST,
-    "rs_rp": 1.0,
+    "rs_rp": 1.01,
     "rs_da": 1.0,
     "rs_syntax": 1.0,
 }
-# ADV: 1 + this per ascent step (the midpoint of issue 10's 1.5-1.8x at one step; linear
-# in adv_steps is an assumption: each ascent step is one more forward and backward).
-ADV_ASCENT_STEP_COST = 0.65
+# ADV: 1 + this per ascent step (the bench's 1.52x at one step; linear in adv_steps is an
+# assumption: each ascent step is one more forward and backward).
+ADV_ASCENT_STEP_COST = 0.52
 # The hyperparameters a trial's cost depends on (the others only change the loss).
 COST_HYPERPARAMETERS = ("m", "adv_steps")
 # Objectives that train on m copies of every example (RS-DA keep_originals: m + 1 items).

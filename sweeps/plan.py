@@ -201,7 +201,7 @@ def estimate_lines(first: TrialConfig, phases: list[Phase]) -> list[str]:
         "FLOPs: 6 x non-embedding parameters per training token x the objective's step cost "
         f"vs fine-tuning (EAR {cost_model.EAR_STEP_COST}x, ADV 1 + "
         f"{cost_model.ADV_ASCENT_STEP_COST} per ascent step, RS-DA 1x per copy: CPU ratios "
-        "measured at mBERT-base dimensions, issue 10), 2 x per evaluated token, plus the "
+        "measured at mBERT-base dimensions by make bench), 2 x per evaluated token, plus the "
         "adjustment stage; tokens: examples x epochs x copies x typical length x padding "
         f"({cost_model.GROUPED_PADDING} length-grouped, {cost_model.RANDOM_PADDING} random); "
         "evaluation sets at the hub's sizes. Sources: sweeps/cost_model.py.",
