@@ -40,6 +40,14 @@ def sweep(tmp_path_factory):
     return client, runs
 
 
+def parent_report(sweep, tmp_path):
+    """(client, the parent run, its report.md text)."""
+    client, runs = sweep
+    parent = next(run for run in runs if run.data.tags.get("xlt.role") == "parent")
+    path = client.download_artifacts(parent.info.run_id, "report/report.md", str(tmp_path))
+    return client, parent, Path(path).read_text()
+
+
 def children(runs):
     return [run for run in runs if run.data.tags.get("xlt.role") == "trial"]
 
@@ -72,11 +80,7 @@ def test_adjustment_brings_aligned_words_closer(sweep):
 
 
 def test_parent_report_compares_the_three_encoders(sweep, tmp_path):
-    client, runs = sweep
-    parent = next(run for run in runs if run.data.tags.get("xlt.role") == "parent")
-    report = Path(
-        client.download_artifacts(parent.info.run_id, "report/report.md", str(tmp_path))
-    ).read_text()
+    _, _, report = parent_report(sweep, tmp_path)
     # the test table: one row per method, one column per language, side by side
     table = report.split("## test accuracy (%)")[1].split("## ")[0]
     rows = [line for line in table.splitlines() if line.startswith("| ")]
@@ -109,11 +113,7 @@ def test_each_trial_logs_the_histograms_of_its_model_states(sweep):
 
 
 def test_the_report_lays_the_five_states_side_by_side(sweep, tmp_path):
-    client, runs = sweep
-    parent = next(run for run in runs if run.data.tags.get("xlt.role") == "parent")
-    report = Path(
-        client.download_artifacts(parent.info.run_id, "report/report.md", str(tmp_path))
-    ).read_text()
+    client, parent, report = parent_report(sweep, tmp_path)
     assert "![probing_stages](probing_stages.png)" in report
     figure = client.download_artifacts(
         parent.info.run_id, "report/probing_stages.png", str(tmp_path)
