@@ -10,6 +10,8 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
+from xlt_schema import PARENT_ROLE, ROLE_TAG, TRIAL_ROLE
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "sweeps" / "ear_xnli.py"
 # The smallest sweep that still trains and evaluates: seconds per trial on one core.
@@ -67,7 +69,7 @@ def _client(uri: str) -> MlflowClient:
     return client
 
 
-def child_runs(uri: str, experiment: str = "ear_xnli"):
+def _runs_of_role(uri: str, experiment: str, role: str, max_results: int):
     if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).exists():
         return []  # the sweep has not created its store yet
     client = _client(uri)
@@ -75,20 +77,18 @@ def child_runs(uri: str, experiment: str = "ear_xnli"):
     if found is None:
         return []
     return client.search_runs(
-        [found.experiment_id], filter_string="tags.`xlt.role` = 'trial'", max_results=1000
+        [found.experiment_id],
+        filter_string=f"tags.`{ROLE_TAG}` = '{role}'",
+        max_results=max_results,
     )
+
+
+def child_runs(uri: str, experiment: str = "ear_xnli"):
+    return _runs_of_role(uri, experiment, TRIAL_ROLE, max_results=1000)
 
 
 def parent_runs(uri: str, experiment: str = "ear_xnli"):
-    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).exists():
-        return []  # the sweep has not created its store yet
-    client = _client(uri)
-    found = client.get_experiment_by_name(experiment)
-    if found is None:
-        return []
-    return client.search_runs(
-        [found.experiment_id], filter_string="tags.`xlt.role` = 'parent'", max_results=100
-    )
+    return _runs_of_role(uri, experiment, PARENT_ROLE, max_results=100)
 
 
 def processes_mentioning(marker: str) -> list[int]:

@@ -5,7 +5,7 @@ import copy
 
 import pytest
 import torch
-from tiny_models import tiny_encoder
+from tiny_models import tiny_bert
 
 from xlt_core.adjustment import adjust
 from xlt_core.data.alignment import AlignedPairs, aligned_pairs
@@ -37,7 +37,7 @@ def word_vector(encoder, ids, span):
 
 
 def test_alignment_losses_match_a_hand_computation():
-    encoder, frozen = tiny_encoder(40, seed=0), tiny_encoder(40, seed=1)
+    encoder, frozen = tiny_bert(40, seed=0), tiny_bert(40, seed=1)
     pairs = hand_pairs()
     align, reg = alignment_losses(encoder, frozen, make_batch(pairs, [0, 1], pad_id=0))
     linked = [(0, 0, 2), (0, 1, 0), (1, 0, 0)]  # (pair, source word, target word)
@@ -71,14 +71,14 @@ def test_continual_objective_adds_weighted_alignment_parts():
     class Head(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.base_model = tiny_encoder(40, seed=0)
+            self.base_model = tiny_bert(40, seed=0)
 
     class ConstantTask:
         def loss(self, model, batch):
             value = torch.tensor(2.0)
             return value, {"ce": value}
 
-    model, frozen = Head(), tiny_encoder(40, seed=1)
+    model, frozen = Head(), tiny_bert(40, seed=1)
     pairs = hand_pairs()
     objective = ContinualAlignment(
         ConstantTask(),
@@ -110,7 +110,7 @@ def synthetic_pairs(tmp_path_factory):
 
 def run_adjustment(synthetic_pairs, reg_weight):
     train, held_out, tokenizer = synthetic_pairs
-    encoder = tiny_encoder(len(tokenizer))
+    encoder = tiny_bert(len(tokenizer))
     frozen = copy.deepcopy(encoder)
     metrics = adjust(
         encoder,

@@ -8,6 +8,7 @@ from pathlib import Path
 import mlflow
 import numpy as np
 import pytest
+from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 
@@ -26,14 +27,9 @@ from analysis.stats import entity_f1, permutation_test
 from xlt_schema import (
     ADAPTATION_TAG,
     COMPLETE_TAG,
-    CONFIG_KEY_TAG,
-    CONFIG_LABEL_TAG,
     HYPERPARAMETERS_TAG,
-    METHOD_TAG,
     PARENT_ROLE,
-    PARENT_RUN_TAG,
     ROLE_TAG,
-    TRIAL_ROLE,
 )
 
 SEEDS = (0, 1)
@@ -105,16 +101,9 @@ def _make_sweep(
     stored = {}
     settings = sorted({name for _, _, params, _ in configs.values() for name in params})
     for label, (method, adaptation, params, skill) in configs.items():
-        tags = {
-            PARENT_RUN_TAG: parent,
-            ROLE_TAG: TRIAL_ROLE,
-            METHOD_TAG: method,
-            CONFIG_KEY_TAG: label.replace(" ", "_"),
-            CONFIG_LABEL_TAG: label,
-        }
-        if not legacy:
-            tags[ADAPTATION_TAG] = adaptation
-            tags[HYPERPARAMETERS_TAG] = ",".join(params)
+        tags = trial_tags(parent, label, method, adaptation, params)
+        if legacy:
+            del tags[ADAPTATION_TAG], tags[HYPERPARAMETERS_TAG]
         for seed in SEEDS:
             run = client.create_run(experiment_id, tags=tags)
             run_id = run.info.run_id

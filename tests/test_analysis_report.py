@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 from scipy import stats
@@ -27,16 +28,9 @@ from analysis.collect import (
 from analysis.report import format_params, report_sweep
 from analysis.select import baseline_config_key, compare_to_baseline, complexity, select_best
 from xlt_schema import (
-    ADAPTATION_TAG,
-    CONFIG_KEY_TAG,
-    CONFIG_LABEL_TAG,
-    HYPERPARAMETERS_TAG,
-    METHOD_TAG,
     PARENT_ROLE,
-    PARENT_RUN_TAG,
     PHASE_TAG,
     ROLE_TAG,
-    TRIAL_ROLE,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -84,13 +78,9 @@ def _log_trial(client, experiment_id, parent_id, label, seed, rng, scores, statu
     run = client.create_run(
         experiment_id,
         tags={
-            PARENT_RUN_TAG: parent_id,
-            ROLE_TAG: TRIAL_ROLE,
-            METHOD_TAG: method,
-            ADAPTATION_TAG: "none",
-            HYPERPARAMETERS_TAG: ",".join(params),
-            CONFIG_KEY_TAG: _config_key(label),
-            CONFIG_LABEL_TAG: label,
+            **trial_tags(
+                parent_id, label, method, hyperparameters=params, config_key=_config_key(label)
+            ),
             PHASE_TAG: "grid",
         },
     )
@@ -365,17 +355,22 @@ def test_cli_error_is_one_line_with_exit_code_2(sweep, capsys):
     assert error_lines[-1].startswith("error: unknown experiment 'nope'")
 
 
-def _subprocess_env() -> dict:
+def _run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """`python ARGS` in `cwd`, the repository importable and no tracking URI taken from the
+    environment; fails the test unless it exits 0."""
     env = {name: value for name, value in os.environ.items() if name != "MLFLOW_TRACKING_URI"}
     env["PYTHONPATH"] = str(REPO_ROOT)
-    return env
+    completed = subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed
 
 
 def test_cli_reports_selected_configuration(sweep, tmp_path):
     out_dir = tmp_path / "cli"
-    completed = subprocess.run(
+    completed = _run_python(
         [
-            sys.executable,
             "-m",
             "analysis",
             "report",
@@ -388,13 +383,8 @@ def test_cli_reports_selected_configuration(sweep, tmp_path):
             "--out",
             str(out_dir),
         ],
-        cwd=tmp_path,
-        env=_subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
+        tmp_path,
     )
-    assert completed.returncode == 0, completed.stderr
     assert f"Selected configuration: {GOOD_LABEL}" in completed.stdout
     assert str(out_dir / "report.md") in completed.stdout
     assert "report/selected_config.json" in completed.stdout
@@ -406,15 +396,7 @@ def test_analysis_imports_neither_ray_nor_torch(tmp_path):
         "import sys, analysis.report, analysis.__main__; "
         "print(sorted(m for m in ('ray', 'torch', 'xlt_core') if m in sys.modules))"
     )
-    completed = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=_subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert completed.returncode == 0, completed.stderr
+    completed = _run_python(["-c", code], tmp_path)
     assert completed.stdout.strip() == "[]"
 
 

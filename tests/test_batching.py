@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+from tiny_models import NO_DROPOUT, tiny_bert
 from transformers import (
-    BertConfig,
     BertForQuestionAnswering,
     BertForSequenceClassification,
     BertForTokenClassification,
@@ -223,18 +223,9 @@ def test_token_budget_batches_sort_by_length_and_fit_the_budget():
     assert token_budget_batches([], 4) == []
 
 
-def bert_config(vocab_size: int, **extra) -> BertConfig:
-    return BertConfig(
-        vocab_size=vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        initializer_range=0.3,  # wide weights: predictions that differ between examples
-        **extra,
-    )
+def tiny_model(model_class, vocab_size: int, **settings):
+    # wide initial weights: predictions that differ between examples
+    return tiny_bert(vocab_size, model_class, initializer_range=0.3, **NO_DROPOUT, **settings)
 
 
 def random_rows(count: int, seed: int) -> list[list[int]]:
@@ -251,8 +242,7 @@ BUDGETS = (1, 200, None, 100_000)
 def test_pair_predictions_are_the_same_under_every_budget():
     ids = random_rows(90, seed=0)
     encoded = EncodedPairs(ids, [[0] * len(row) for row in ids], [0] * len(ids))
-    torch.manual_seed(0)
-    model = BertForSequenceClassification(bert_config(128, num_labels=3))
+    model = tiny_model(BertForSequenceClassification, 128, num_labels=3)
     predictions = [predict(model, encoded, 8, 0, CPU, tokens_per_batch=b) for b in BUDGETS]
     assert len(set(predictions[0].tolist())) > 1  # the comparison is not trivial
     for other in predictions[1:]:
@@ -263,8 +253,7 @@ def test_ner_predictions_are_the_same_under_every_budget():
     ids = random_rows(60, seed=1)
     firsts = [list(range(1, len(row) - 1)) + [-1] for row in ids]  # the last word cut off
     encoded = EncodedTokens(ids, [[-100] * len(row) for row in ids], firsts, [()] * len(ids))
-    torch.manual_seed(0)
-    model = BertForTokenClassification(bert_config(128, num_labels=7))
+    model = tiny_model(BertForTokenClassification, 128, num_labels=7)
     tags = [predict_tags(model, encoded, 8, 0, CPU, tokens_per_batch=b) for b in BUDGETS]
     assert all(row[-1] == 0 for row in tags[0])  # a word cut off is O
     for other in tags[1:]:
@@ -286,8 +275,7 @@ def test_qa_answers_are_the_same_under_every_budget(tmp_path):
     tokenizer = tiny_tokenizer([e.context for e in examples] + ["where is"], 150, tmp_path)
     features = encode_qa(tokenizer, examples, max_length=32, stride=8)
     assert len(features) > len(examples)  # long contexts are split into windows
-    torch.manual_seed(0)
-    model = BertForQuestionAnswering(bert_config(len(tokenizer)))
+    model = tiny_model(BertForQuestionAnswering, len(tokenizer))
     pad = tokenizer.pad_token_id
     answers = [
         predict_answers(model, features, examples, 8, pad, CPU, tokens_per_batch=b) for b in BUDGETS
@@ -319,8 +307,7 @@ def test_a_tie_between_windows_goes_to_the_first_window_as_before(tmp_path):
 def test_sentence_vectors_are_the_same_under_every_budget_and_in_order(tmp_path):
     sentences = [" ".join(f"w{k}" for k in range(n)) for n in (3, 17, 1, 9, 30, 5, 12, 2)]
     tokenizer = tiny_tokenizer(sentences, 120, tmp_path)
-    torch.manual_seed(0)
-    encoder = BertModel(bert_config(len(tokenizer)))
+    encoder = tiny_model(BertModel, len(tokenizer))
     vectors = [
         layer_sentence_vectors(encoder, tokenizer, sentences, 64, 2, CPU, tokens_per_batch=b)
         for b in BUDGETS

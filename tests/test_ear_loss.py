@@ -4,7 +4,7 @@ import math
 
 import pytest
 import torch
-from transformers import BertConfig, BertForSequenceClassification
+from tiny_models import tiny_pair_classifier
 
 from xlt_core.objectives.ear import (
     EAR,
@@ -17,22 +17,6 @@ from xlt_core.objectives.finetune import FineTune
 from xlt_core.tasks.pair_classification import EncodedPairs, PairTrainingSet, pad_batch, rows
 
 LAYERS = 4
-
-
-def tiny_model() -> BertForSequenceClassification:
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=50,
-        hidden_size=16,
-        num_hidden_layers=LAYERS,
-        num_attention_heads=2,
-        intermediate_size=32,
-        num_labels=3,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        attn_implementation="eager",
-    )
-    return BertForSequenceClassification(config).eval()
 
 
 # Originals and synonym copies of different lengths, so padding matters.
@@ -74,7 +58,7 @@ def hand_pool(hidden, mask):
 
 @pytest.mark.parametrize("layer", [1, 3, 4])
 def test_ear_loss_parts_match_hand_computation(layer):
-    model = tiny_model()
+    model = tiny_pair_classifier(LAYERS)
     alpha, beta = 0.7, 2.5
     objective = EAR(alpha=alpha, beta=beta, layer=layer, m=1, synonyms={}, pad_id=0)
     batch = AugmentedPairTrainingSet(ORIGINALS, COPIES, m=1, pad_id=0).batch([0, 1])
@@ -140,7 +124,7 @@ def test_augmented_batch_pairs_each_copy_with_its_original():
 
 
 def test_finetune_loss_is_cross_entropy():
-    model = tiny_model()
+    model = tiny_pair_classifier(LAYERS)
     batch = PairTrainingSet(ORIGINALS, pad_id=0).batch([0, 1])
     with torch.no_grad():
         loss, parts = FineTune().loss(model, dict(batch))

@@ -6,12 +6,13 @@ import pytest
 import torch
 from test_ear_loss import (
     COPIES,
+    LAYERS,
     ORIGINALS,
     hand_ce,
     hand_pool,
     separate_forward,
-    tiny_model,
 )
+from tiny_models import tiny_pair_classifier
 
 import xlt_core.objectives.ear as ear
 from xlt_core.config import TrialConfig
@@ -25,7 +26,7 @@ def augmented_batch():
 
 @pytest.mark.parametrize("layer", [2, 3])
 def test_srpt_loss_parts_match_hand_computation(layer):
-    model = tiny_model()
+    model = tiny_pair_classifier(LAYERS)
     alpha, beta = 0.7, 2.5
     objective = EARSentencePull(alpha=alpha, beta=beta, layer=layer, m=1, synonyms={}, pad_id=0)
     batch = augmented_batch()
@@ -77,7 +78,7 @@ def forward_with_word_embeddings(model, encoded, width, noise):
 
 
 def test_nt_loss_parts_match_hand_computation():
-    model = tiny_model()
+    model = tiny_pair_classifier(LAYERS)
     beta, sigma, seed, layer = 2.5, 0.3, 7, 2
     objective = EARNoiseTarget(
         0.0, beta, layer, 1, synonyms={}, pad_id=0, noise_sigma=sigma, seed=seed
@@ -113,7 +114,7 @@ def test_nt_loss_parts_match_hand_computation():
 
 def test_nt_noise_is_zero_on_padding_and_scaled_by_sigma(monkeypatch):
     objective = EARNoiseTarget(0.0, 1.0, 1, 1, synonyms={}, pad_id=0, noise_sigma=0.5, seed=0)
-    model = tiny_model()
+    model = tiny_pair_classifier(LAYERS)
     batch = augmented_batch()
     seen = []
     monkeypatch.setattr(

@@ -5,9 +5,9 @@ import json
 
 import numpy as np
 import pytest
+from qa_examples import qa_example
 
 from xlt_core.data.squad import (
-    QAExample,
     available_eval_languages,
     cross_lingual,
     load_training,
@@ -18,15 +18,11 @@ from xlt_core.models import tiny_tokenizer
 from xlt_core.tasks.extractive_qa import best_span, encode_qa
 
 
-def _example(question, context, answer, id_="q1", more=()):
-    return QAExample(id_, question, context, (answer, *more), context.index(answer))
-
-
 def test_long_context_is_split_into_overlapping_windows_with_the_answer_positions(tmp_path):
     words = [f"w{i}" for i in range(60)]
     context = " ".join(words)
     tokenizer = tiny_tokenizer([context, "where is it"] * 3, 150, tmp_path)
-    example = _example("where is it", context, "w40 w41")
+    example = qa_example("where is it", context, "w40 w41")
     features = encode_qa(tokenizer, [example], max_length=32, stride=8)
     assert len(features) > 1 and set(features.example_index) == {0}
     found = []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from tiny_models import tiny_encoder
+from tiny_models import tiny_bert
 
 from xlt_core.adjustment import adjust
 from xlt_core.data.alignment import AlignedPairs, aligned_pairs
@@ -48,7 +48,7 @@ def test_unrelated_partners_come_from_other_sentences_and_are_not_the_translatio
 
 
 def test_pair_distances_match_a_hand_computation():
-    pairs, encoder = hand_pairs(), tiny_encoder(40)
+    pairs, encoder = hand_pairs(), tiny_bert(40)
     related, unrelated = pair_distances(encoder, pairs, pad_id=0, device=CPU, seed=3)
     partners = unrelated_partners(pairs, 3)
     with torch.no_grad():
@@ -71,7 +71,7 @@ def test_adjustment_lowers_related_distances_and_the_histograms_are_written(tmp_
     tokenizer = tiny_tokenizer([*corpus.source, *corpus.target], 400, tmp_path / "cache")
     pairs = aligned_pairs(corpus, tokenizer, 32, tmp_path / "cache")
     train, held_out = pairs.select(range(250)), pairs.select(range(250, len(pairs)))
-    encoder = tiny_encoder(len(tokenizer))
+    encoder = tiny_bert(len(tokenizer))
     probe = Probe(held_out, tokenizer.pad_token_id, tmp_path / "probing", CPU, seed=0)
     probe.record("original", encoder)
     adjust(
@@ -117,5 +117,5 @@ def test_adjustment_lowers_related_distances_and_the_histograms_are_written(tmp_
 
 def test_a_probe_without_pairs_records_nothing():
     probe = Probe(None, 0, None, CPU)
-    probe.record("original", tiny_encoder(40))
+    probe.record("original", tiny_bert(40))
     assert probe.figures == {} and probe.metrics == {}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 
@@ -23,17 +24,7 @@ from analysis.reproduction import (
     reproduction_frame,
     verdict,
 )
-from xlt_schema import (
-    ADAPTATION_TAG,
-    CONFIG_KEY_TAG,
-    CONFIG_LABEL_TAG,
-    HYPERPARAMETERS_TAG,
-    METHOD_TAG,
-    PARENT_ROLE,
-    PARENT_RUN_TAG,
-    ROLE_TAG,
-    TRIAL_ROLE,
-)
+from xlt_schema import PARENT_ROLE, ROLE_TAG
 
 MBERT = "bert-base-multilingual-cased"
 N = 100  # examples per set: a score of k correct is exactly k percent
@@ -110,15 +101,7 @@ def _make_sweep(root, model: str) -> str:
         ],
     )
     for label, (method, hyperparameters, percents) in CONFIGS.items():
-        tags = {
-            PARENT_RUN_TAG: parent,
-            ROLE_TAG: TRIAL_ROLE,
-            METHOD_TAG: method,
-            ADAPTATION_TAG: "none",
-            CONFIG_KEY_TAG: label.replace(" ", "_"),
-            CONFIG_LABEL_TAG: label,
-            HYPERPARAMETERS_TAG: ",".join(hyperparameters),
-        }
+        tags = trial_tags(parent, label, method, hyperparameters=hyperparameters)
         for index, seed in enumerate(SEEDS):
             run_id = client.create_run(experiment_id, tags=tags).info.run_id
             metrics = []

@@ -50,21 +50,12 @@ def test_per_layer_ranks_and_layer_choice():
 
 
 def test_mean_pooling_ignores_padding(tmp_path):
-    from transformers import BertConfig, BertModel
+    from tiny_models import tiny_bert
 
     tokenizer = tiny_tokenizer(
         ["the cat sat on the mat", "a dog ran far away from home"] * 5, 120, tmp_path
     )
-    torch.manual_seed(0)
-    encoder = BertModel(
-        BertConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=16,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=32,
-        )
-    )
+    encoder = tiny_bert(len(tokenizer), hidden_size=16)
     sentences = ["the cat", "a dog ran far away from home"]
     together = layer_sentence_vectors(encoder, tokenizer, sentences, 32, 8, torch.device("cpu"))
     alone = layer_sentence_vectors(encoder, tokenizer, sentences[:1], 32, 8, torch.device("cpu"))

@@ -5,7 +5,7 @@ import random
 import pytest
 import torch
 import torch.nn.functional as F
-from transformers import BertConfig, BertForSequenceClassification
+from tiny_models import tiny_pair_classifier
 
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PairExample
@@ -24,22 +24,6 @@ ENCODED = EncodedPairs(
 )
 
 
-def tiny_model(seed=0) -> BertForSequenceClassification:
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=50,
-        hidden_size=16,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=32,
-        num_labels=3,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        attn_implementation="eager",
-    )
-    return BertForSequenceClassification(config).eval()
-
-
 def batch():
     return PairTrainingSet(ENCODED, pad_id=0).batch([0, 1, 2, 3])
 
@@ -55,7 +39,7 @@ def clean_and_perturbed_ce(model, b, delta):
 def test_inputs_embeds_path_is_the_word_embedding_before_position_and_type():
     """Zero perturbation through `inputs_embeds` reproduces the token-id forward pass, so
     delta is added where the word vectors are, before position/type embeddings."""
-    model, b = tiny_model(), batch()
+    model, b = tiny_pair_classifier(), batch()
     with torch.no_grad():
         by_ids = model(
             input_ids=b["input_ids"],
@@ -72,7 +56,7 @@ def test_inputs_embeds_path_is_the_word_embedding_before_position_and_type():
 @pytest.mark.parametrize("epsilon, steps, scale", [(0.01, 1, 1.0), (0.05, 3, 0.5), (0.001, 5, 0.4)])
 def test_adv_perturbation_stays_in_the_ball_and_does_not_lower_the_loss(epsilon, steps, scale):
     for seed in range(3):
-        model, b = tiny_model(seed), batch()
+        model, b = tiny_pair_classifier(seed=seed), batch()
         objective = Adversarial(epsilon, steps, scale)
         delta, clean_ce = objective.perturbation(model, b)
         assert delta.abs().max().item() <= epsilon * (1 + 1e-6)
@@ -88,7 +72,7 @@ def test_adv_perturbation_stays_in_the_ball_and_does_not_lower_the_loss(epsilon,
 
 
 def test_adv_loss_is_cross_entropy_on_the_perturbed_input_and_trains_the_embeddings():
-    model, b = tiny_model(), batch()
+    model, b = tiny_pair_classifier(), batch()
     objective = Adversarial(0.01, 2, 0.5)
     delta, _ = objective.perturbation(model, b)
     loss, parts = objective.loss(model, dict(b))
@@ -100,7 +84,7 @@ def test_adv_loss_is_cross_entropy_on_the_perturbed_input_and_trains_the_embeddi
 
 
 def test_rs_rp_noise_is_uniform_in_the_ball_and_differs_between_steps_and_seeds():
-    model, b = tiny_model(), batch()
+    model, b = tiny_pair_classifier(), batch()
     embeddings = word_embeddings(model, b).detach()
     padding = b["attention_mask"] == 0
     first_seed = RandomPerturbation(0.1, seed=1)
@@ -120,7 +104,7 @@ def test_rs_rp_noise_is_uniform_in_the_ball_and_differs_between_steps_and_seeds(
 
 
 def test_rs_rp_loss_is_cross_entropy_on_the_noisy_input():
-    model, b = tiny_model(), batch()
+    model, b = tiny_pair_classifier(), batch()
     objective = RandomPerturbation(0.05, seed=3)
     loss, parts = objective.loss(model, dict(b))
     noise = RandomPerturbation(0.05, seed=3).noise(word_embeddings(model, b), b)
