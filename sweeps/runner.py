@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from sweeps.interruption import StopSignals, SweepInterrupted
 from sweeps.resources import check_gpus_present, trial_resources
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError
-from xlt_core.trial import check_resources, read_data
+from xlt_core.preflight import check_resources, read_data
 from xlt_schema import (
     COMPLETE_TAG,
     FAILURE_TAG,
@@ -115,25 +116,30 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
     """Run a sweep that `check_sweep` accepted; returns the number of failed trials.
     Raises SweepInterrupted on SIGINT/SIGTERM (`signals`, else its own StopSignals; the
     tracking store then says so: `_interrupted`), ConfigError on a bad option."""
-    from mlflow.tracking import MlflowClient
-
-    client = MlflowClient(options.tracking_uri)
     key = sweep_key(spec)
-    resumed = _resumable_parent(client, spec, options, key) if options.resume else None
-    experiment_id = tracking.ensure_experiment(client, spec.experiment, options.tracking_uri)
     with contextlib.ExitStack() as stack:
         signals = signals or stack.enter_context(StopSignals())
+        # Slow steps that overlap others, joined as the block ends: a new SQLite store's tables
+        # (MLflow's migrations) are made while Ray starts, and Ray stops while the report is
+        # written (`_ray_session`).
+        background = stack.enter_context(ThreadPoolExecutor(max_workers=1))
+        opening = background.submit(tracking.open_experiment, options.tracking_uri, spec.experiment)
+        resumed = None
+        if options.resume:  # the store exists (`check_tracking_uri`): open at once
+            resumed = _resumable_parent(opening.result()[0], spec, options, key)
         if resumed is not None and resumed.data.tags.get(COMPLETE_TAG) == "true":
             # Every trial ended before; only the report was interrupted.
             print(
                 f"Resuming sweep {spec.experiment}: the report of parent run {resumed.info.run_id}",
                 flush=True,
             )
+            client = opening.result()[0]
             failed = len(tracking.trial_runs(client, resumed, status="FAILED"))
             return _report(spec, options, client, resumed.info.run_id, failed, signals)
         parent_run_id, results, failed = _run_phases(
-            spec, options, client, experiment_id, key, resumed, signals
+            spec, options, opening, background, key, resumed, signals
         )
+        client = opening.result()[0]
         finished = sum(
             1
             for result in results
@@ -155,13 +161,15 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
         return _report(spec, options, client, parent_run_id, failed, signals)
 
 
-def _run_phases(spec, options, client, experiment_id: str, key: str, resumed, signals):
-    """Ray up, the parent run started (or `resumed`), the phases run: (parent run id, the
-    reported phase's results, failed trials of all phases). On a signal or a crash the runs
-    left RUNNING are marked interrupted (`_interrupted`) once Ray is down."""
+def _run_phases(spec, options, opening: Future, background, key: str, resumed, signals):
+    """Ray up, the store open (`opening`: its client and the experiment's id), the parent run
+    started (or `resumed`), the phases run: (parent run id, the reported phase's results,
+    failed trials of all phases); Ray then stops in `background`. On a signal or a crash the
+    runs left RUNNING are marked interrupted (`_interrupted`) once Ray is down."""
     parent_run_id = resumed.info.run_id if resumed is not None else None
     try:
-        with _ray_session(options.address, signals) as cluster:
+        with _ray_session(options.address, signals, background) as cluster:
+            client, experiment_id = opening.result()
             resources = trial_resources(spec.cpus_per_trial, options.trials_per_gpu, cluster)
             check_gpus_present(
                 options.trials_per_gpu,
@@ -187,8 +195,8 @@ def _run_phases(spec, options, client, experiment_id: str, key: str, resumed, si
     except BaseException as error:  # a signal, or a crash: resumable either way
         # Ray is down: no trial writes any more. (Bad input is refused before any trial.)
         if parent_run_id is not None and not isinstance(error, (ConfigError, DataError)):
-            with signals.held():
-                _interrupted(client, parent_run_id, options, error)
+            with signals.held():  # a parent run means the store was open
+                _interrupted(opening.result()[0], parent_run_id, options, error)
         if isinstance(error, SweepInterrupted):
             error.parent_run_id = parent_run_id
         raise
@@ -569,8 +577,11 @@ def _close_parent(client, parent_run_id: str, finished: int) -> None:
 
 
 @contextlib.contextmanager
-def _ray_session(address: str | None, signals: StopSignals):
-    """Join `address` (or $RAY_ADDRESS), else start a local Ray; yields its resources."""
+def _ray_session(address: str | None, signals: StopSignals, pool: ThreadPoolExecutor):
+    """Join `address` (or $RAY_ADDRESS), else start a local Ray; yields its resources. A Ray
+    started here is shut down when the block ends: at once after an error (no trial writes
+    any more once it returns), in `pool`'s thread after success, while the report is written
+    (the shutdown waits a second or more for Ray's processes to exit)."""
     import ray
 
     started = not ray.is_initialized()
@@ -591,9 +602,12 @@ def _ray_session(address: str | None, signals: StopSignals):
                 raise SweepInterrupted(signal.SIGTERM) from None
             signals.take_over()  # ray.init replaced the SIGTERM handler
         yield ray.cluster_resources()
-    finally:
+    except BaseException:
         if started:
             ray.shutdown()
+        raise
+    if started:
+        pool.submit(ray.shutdown)
 
 
 def _absolute_storage(path: str) -> str:

@@ -17,9 +17,8 @@ from sweeps.experiment import SweepSpec
 from sweeps.spaces import SEARCH_RANGES, unique
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
-from xlt_core.train import DEV_CURVE
-from xlt_core.trial import check_resources
-from xlt_schema import NO_ADAPTATION
+from xlt_core.preflight import check_resources
+from xlt_schema import DEV_CURVE, NO_ADAPTATION
 
 PHASE_GRID = "grid"
 PHASE_SEARCH = "search"

@@ -70,9 +70,11 @@ def resolve_tracking_uri(cli_value: str | None) -> str:
 def check_tracking_uri(uri: str, timeout_s: float = 5.0, must_exist: bool = False) -> None:
     """Refuse a tracking URI that cannot work before anything starts: a server that does not
     answer, a SQLite file in a missing directory, that is not a database or that cannot be
-    written, a plain directory store (MLflow 3.17 refuses it). A new SQLite store is created
-    here, once, under a file lock (`_prepare_sqlite_store`), unless `must_exist` (`--resume`:
-    a missing store is refused rather than created empty)."""
+    written, a plain directory store (MLflow 3.17 refuses it), and with `must_exist`
+    (`--resume`) a missing store, rather than one created empty. An existing SQLite store is
+    brought to MLflow's schema here (`prepare_store`); a new one needs a directory this user
+    can write, and `open_experiment` makes its tables (seconds of MLflow's migrations), which
+    the sweep does while Ray starts."""
     from xlt_core.errors import ConfigError
 
     if uri.startswith(("http://", "https://")):
@@ -98,7 +100,13 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0, must_exist: bool = Fals
             )
         if path.is_file() and path.stat().st_size:
             _check_mlflow_database(path, uri)
-        _prepare_sqlite_store(path, uri)
+            prepare_store(uri)
+        elif not os.access(path.parent, os.W_OK):
+            raise ConfigError(
+                "--tracking-uri",
+                uri,
+                f"a SQLite file in a directory this user can write ({path.parent} is not)",
+            )
     elif uri.startswith("file:") or "://" not in uri:
         raise ConfigError(
             "--tracking-uri",
@@ -108,12 +116,16 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0, must_exist: bool = Fals
         )
 
 
-def _prepare_sqlite_store(path: Path, uri: str) -> None:
-    """Create (or migrate) the store's tables under an exclusive lock, then check that the
-    file can be written. Two sweeps started together on a new file would otherwise both
-    create MLflow's tables, and one fails ("table ... already exists")."""
+def prepare_store(uri: str) -> None:
+    """A SQLite store: create (or migrate) its tables under an exclusive lock, then check that
+    the file can be written. Two sweeps started together on a new file would otherwise both
+    create MLflow's tables (as constructing an `MlflowClient` does), and one fails ("table ...
+    already exists"). A tracking server: nothing to do."""
     from xlt_core.errors import ConfigError
 
+    if not uri.startswith("sqlite:///"):
+        return
+    path = Path(uri.removeprefix("sqlite:///"))
     with open(f"{path}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other sweep waits, then finds the tables made
         try:
@@ -143,6 +155,14 @@ def _check_mlflow_database(path: Path, uri: str) -> None:
 # rather than as a GenAI app (traces); a sweep is model training.
 EXPERIMENT_KIND_TAG = "mlflow.experimentKind"
 MODEL_TRAINING_KIND = "custom_model_development"
+
+
+def open_experiment(tracking_uri: str, name: str) -> tuple[MlflowClient, str]:
+    """A client of the store (its tables made first if it is new: `prepare_store`) and the id
+    of experiment `name` in it (`ensure_experiment`)."""
+    prepare_store(tracking_uri)
+    client = MlflowClient(tracking_uri)
+    return client, ensure_experiment(client, name, tracking_uri)
 
 
 def ensure_experiment(client: MlflowClient, name: str, tracking_uri: str) -> str:

@@ -17,19 +17,17 @@ from pathlib import Path
 from typing import Mapping
 
 import ray
-import torch
 from mlflow.tracking import MlflowClient
 from ray import tune
 
 from sweeps import tracking
 from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig
-from xlt_core.errors import ConfigError, DataError
-from xlt_core.train import DEV_CURVE, TrainingDiverged
-from xlt_core.trial import run_trial
+from xlt_core.errors import ConfigError, DataError, TrainingDiverged
 from xlt_schema import (
     ADAPTATION_TAG,
     CONFIG_KEY_TAG,
     CONFIG_LABEL_TAG,
+    DEV_CURVE,
     FAILURE_TAG,
     HYPERPARAMETERS_TAG,
     METHOD_TAG,
@@ -91,6 +89,12 @@ class RayMlflowReporter:
 def run_tracked_trial(space: dict) -> None:
     """Entry point Ray calls with one trial: the sweep's common settings (`base`), the
     method configuration (`point`), the `seed`, the `phase`, and where to track."""
+    # The driver imports this module only to hand this function to Tune: the trial path
+    # (torch, transformers) is imported here, by the worker, on its first trial.
+    import torch
+
+    from xlt_core.trial import run_trial
+
     config = TrialConfig.from_dict({**space["base"], **space["point"], "seed": space["seed"]})
     torch.set_num_threads(max(1, int(space["threads"])))
     client = MlflowClient(space["tracking_uri"])
@@ -231,6 +235,8 @@ def _record_failure(client: MlflowClient, run_id: str, error: Exception) -> None
 
 
 def _device_name() -> str:
+    import torch  # already imported by run_tracked_trial, its caller
+
     gpu_ids = ray.get_gpu_ids()
     return (
         f"cuda (Ray GPU {','.join(map(str, gpu_ids))})"

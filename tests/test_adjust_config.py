@@ -6,10 +6,10 @@ import pytest
 from sweeps import adjust_ner, adjust_qa, adjust_xnli, adjust_xsr
 from sweeps.cli import apply_overrides, resolve_paths
 from sweeps.experiment import experiment_spec
-from xlt_core.adjustment import check_parallel
 from xlt_core.config import TrialConfig
+from xlt_core.data.parallel import check_parallel
 from xlt_core.errors import ConfigError
-from xlt_core.trial import check_resources
+from xlt_core.preflight import check_resources
 
 
 @pytest.mark.parametrize(

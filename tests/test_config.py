@@ -14,7 +14,7 @@ from sweeps.experiment import experiment_spec
 from sweeps.spaces import hyperparameter_names
 from xlt_core.config import HYPERPARAMETER_NAMES, STUDY_SETTINGS, TrialConfig, parse_assignments
 from xlt_core.errors import ConfigError
-from xlt_core.trial import check_resources
+from xlt_core.preflight import check_resources
 
 
 @pytest.mark.parametrize(
@@ -59,11 +59,9 @@ def test_unknown_language_is_refused_naming_the_available_ones():
 
 
 def test_layer_deeper_than_a_local_model_is_refused(tmp_path):
-    from transformers import BertConfig
+    from tiny_models import tiny_bert_config
 
-    BertConfig(
-        num_hidden_layers=3, hidden_size=16, num_attention_heads=2, intermediate_size=32
-    ).save_pretrained(tmp_path)
+    tiny_bert_config(50, hidden_size=16, layers=3).save_pretrained(tmp_path)
     config = TrialConfig.from_dict({"method": "ear", "model": str(tmp_path), "layer": 4})
     with pytest.raises(ConfigError, match="between 1 and 3"):
         check_resources(config)

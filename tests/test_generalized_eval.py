@@ -8,14 +8,13 @@ from xlt_core.data.examples import PairExample
 from xlt_core.data.loading import load_split
 from xlt_core.errors import DataError
 from xlt_core.models import load_model
-from xlt_core.tasks.pair_classification import (
+from xlt_core.tasks.pair_classification import encode_pairs, predict, score_predictions
+from xlt_core.tasks.pair_evaluation import (
+    MIXED_LANGUAGE_SEED,
     cross_lingual_pairs,
-    encode_pairs,
+    evaluation_sets,
     mixed_language_pairs,
-    predict,
-    score_predictions,
 )
-from xlt_core.tasks.pair_evaluation import MIXED_LANGUAGE_SEED, evaluation_sets
 
 CONFIG = {
     "target_langs": "es,de,ru",
@@ -130,7 +129,7 @@ def _xnli_copy_with_lines_deleted(shared, target, first, count):
 def test_misaligned_xnli_test_files_are_refused_before_any_work(shared_data, tmp_path):
     """10 lines deleted in the middle of test-es.tsv: the lengths differ, so the sweep's
     pre-flight read (`read_data`) refuses it, naming both files."""
-    from xlt_core.trial import read_data
+    from xlt_core.preflight import read_data
 
     data = _xnli_copy_with_lines_deleted(shared_data, tmp_path, 2000, 10)
     config = TrialConfig.from_dict(

@@ -10,14 +10,16 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import require_shared_data
 
 import xlt_core.__main__ as xlt_main
 from xlt_core import trial
 from xlt_core.config import TrialConfig
 from xlt_core.cpus import available_cpus
+from xlt_core.errors import TrainingDiverged
 from xlt_core.models import HEADS
 from xlt_core.reporting import ListReporter
-from xlt_core.train import TrainingDiverged, epoch_batches, train
+from xlt_core.train import epoch_batches, train
 from xlt_core.trial_result import TrialResult
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,9 +34,10 @@ PROBE = """
 import json, sys
 import xlt_core.trial
 from xlt_core.config import TrialConfig
+from xlt_core.preflight import check_resources
 loaded = {}
 loaded["import xlt_core.trial"] = sorted(m for m in HEAVY if m in sys.modules)
-xlt_core.trial.check_resources(TrialConfig(task="xnli", cache_dir=sys.argv[1]))
+check_resources(TrialConfig(task="xnli", cache_dir=sys.argv[1]))
 loaded["xnli check_resources"] = sorted(m for m in HEAVY if m in sys.modules)
 from xlt_core.tasks.token_classification import entity_counts
 entity_counts(["B-PER", "I-PER"], ["B-PER", "O"])
@@ -60,15 +63,70 @@ def test_an_xnli_trial_imports_no_ner_or_modelling_library_until_it_needs_one(tm
     assert {"seqeval", "sklearn"} <= set(loaded["NER scoring"])
 
 
+# Every task's smoke sweep (the adjust sweeps check parallel data for their adaptations), on
+# the synthetic data or, given a data directory, on local files, which read_data reads.
+DRIVER_PROBE = """
+import json, sys
+import sweeps.runner, sweeps.search, sweeps.trainable
+from sweeps import adjust_ner, adjust_qa, adjust_xsr, ear_pawsx, ear_xnli
+from sweeps.cli import resolve_paths
+from sweeps.experiment import experiment_spec
+cache_dir, data_dir = sys.argv[1], sys.argv[2] or None
+for script in (ear_xnli, ear_pawsx, adjust_ner, adjust_qa, adjust_xsr):
+    spec = experiment_spec(script, "smoke", data_dir)
+    spec.base["cache_dir"] = cache_dir
+    sweeps.runner.check_sweep(resolve_paths(spec))
+print(json.dumps(sorted(m for m in ("torch", "transformers") if m in sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("data", ["synthetic", "local"])
+def test_the_sweep_driver_checks_every_task_without_torch_or_transformers(data, tmp_path):
+    """The driver never trains: its pre-flight checks and reads of every task's smoke sweep
+    (with and without an adaptation) leave torch and transformers to the trials."""
+    data_dir = ""
+    if data == "local":
+        samples = ("xnli", "pawsx", "panx", "xquad", "mlqa", "tydiqa", "tatoeba", "parallel")
+        data_dir = str(require_shared_data(*samples))
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER_PROBE, str(tmp_path), data_dir],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        check=True,
+    )
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
 @pytest.mark.parametrize("head", sorted(HEADS))
 def test_each_head_names_the_tiny_class_the_auto_class_builds_for_bert(head):
     import transformers
+    from tiny_models import tiny_bert_config
 
     tiny_class, auto_class = (getattr(transformers, name) for name in HEADS[head])
-    bert = transformers.BertConfig(
-        vocab_size=50, hidden_size=8, num_hidden_layers=1, num_attention_heads=2
-    )
+    bert = tiny_bert_config(50, hidden_size=8, layers=1)
     assert type(auto_class.from_config(bert)) is tiny_class
+
+
+@pytest.mark.parametrize("as_script", [True, False])
+def test_only_a_sweep_script_process_skips_its_final_garbage_collection(monkeypatch, as_script):
+    """Run as a script, a sweep freezes the heap as it ends (the interpreter's last collection
+    would walk it for seconds); called in-process, as here, it leaves the caller's heap alone."""
+    import gc
+    import types
+
+    from sweeps import cli, ear_xnli
+
+    script = types.ModuleType("__main__" if as_script else ear_xnli.__name__)
+    script.__dict__.update({k: v for k, v in vars(ear_xnli).items() if k != "__name__"})
+    monkeypatch.setattr(cli, "_run", lambda spec, args, resume_command: 0)
+    frozen = gc.get_freeze_count()
+    try:
+        assert cli.main(script, ["--set", "seeds=0"]) == 0
+        assert (gc.get_freeze_count() > frozen) == as_script
+    finally:
+        gc.unfreeze()
 
 
 # --- python -m xlt_core: threads, one check -------------------------------------------

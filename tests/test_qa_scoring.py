@@ -6,11 +6,11 @@ import json
 
 import pytest
 import torch
+from qa_examples import qa_example
 
 from xlt_core.config import TrialConfig
-from xlt_core.data.examples import QAExample
 from xlt_core.models import tiny_tokenizer
-from xlt_core.tasks import qa
+from xlt_core.tasks import extractive_qa, qa
 from xlt_core.tasks.qa_scoring import (
     exact_match,
     normalize_mlqa,
@@ -21,10 +21,6 @@ from xlt_core.tasks.qa_scoring import (
 )
 
 
-def _example(question, context, answer, id_="q1", more=()):
-    return QAExample(id_, question, context, (answer, *more), context.index(answer))
-
-
 def test_squad_f1_and_exact_match_on_a_worked_example():
     assert normalize_squad("The  Eiffel Tower!") == "eiffel tower"
     assert exact_match("the Eiffel tower", "Eiffel Tower.") == 1.0
@@ -33,8 +29,10 @@ def test_squad_f1_and_exact_match_on_a_worked_example():
     assert token_f1("Eiffel Tower in Paris", "the Eiffel Tower") == pytest.approx(2 / 3)
     assert token_f1("Paris", "Eiffel Tower") == 0.0
     examples = [
-        _example("q", "the Eiffel Tower in Paris", "Eiffel Tower", more=("Eiffel Tower in Paris",)),
-        _example("q", "in 1889 it opened", "1889", "q2"),
+        qa_example(
+            "q", "the Eiffel Tower in Paris", "Eiffel Tower", more=("Eiffel Tower in Paris",)
+        ),
+        qa_example("q", "in 1889 it opened", "1889", "q2"),
     ]
     scored = score_answers(["Eiffel Tower in Paris", "1889 it"], examples, normalize_squad)
     # Q1: the second gold answer matches exactly (F1 1, EM 1); Q2: F1 = 2*(1/2*1)/(1.5) = 2/3, EM 0
@@ -125,9 +123,12 @@ def test_qa_evaluator_scores_mlqa_and_xquad_by_their_own_rules(tmp_path, monkeyp
         _squad_json(tmp_path / name, "the Amazon river is long", "Amazon river")
     for name in ("xquad/xquad.es.json", "mlqa/dev-context-es-question-es.json"):
         _squad_json(tmp_path / name, context, "Río Amazonas")
-    # The model's answer to every question: the span with the Spanish article.
+    # The model's answer to every question: the span with the Spanish article (patched where
+    # the evaluator imports it from when it is built).
     monkeypatch.setattr(
-        qa, "predict_answers", lambda m, f, examples, *a: ["el río Amazonas"] * len(examples)
+        extractive_qa,
+        "predict_answers",
+        lambda m, f, examples, *a: ["el río Amazonas"] * len(examples),
     )
     config = TrialConfig.from_dict(
         {"task": "qa", "data_source": "local", "data_dir": str(tmp_path), "target_langs": "es"}

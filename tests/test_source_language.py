@@ -4,6 +4,7 @@ training split of its language from every source, English dev selects unless
 mixed-language sets keep English as their reference, and configurations name their source."""
 
 import pytest
+from tiny_trials import TINY_TRIAL
 
 from sweeps import ear_source_language
 from sweeps.experiment import XNLI_TARGETS, experiment_spec
@@ -18,8 +19,11 @@ from xlt_core.data.xnli import load_xnli
 from xlt_core.errors import ConfigError
 from xlt_core.reporting import ListReporter
 from xlt_core.tasks import TASKS
-from xlt_core.tasks.pair_classification import mixed_language_pairs
-from xlt_core.tasks.pair_evaluation import MIXED_LANGUAGE_SEED, evaluation_sets
+from xlt_core.tasks.pair_evaluation import (
+    MIXED_LANGUAGE_SEED,
+    evaluation_sets,
+    mixed_language_pairs,
+)
 from xlt_core.trial import run_trial
 
 SMALL = {"max_train_examples": 20, "max_eval_examples": 12}
@@ -166,17 +170,12 @@ def test_generalized_and_mixed_sets_keep_english_as_their_reference():
 
 def test_a_trial_trains_on_the_source_and_logs_both_dev_sets(tmp_path):
     config = _config(
+        **TINY_TRIAL,
         source_lang="de",
         selection_dev="source",
         target_langs="es",
         method="ear",
         layer=2,
-        tiny_layers=2,
-        tiny_hidden_size=16,
-        tiny_heads=2,
-        tiny_vocab_size=400,
-        batch_size=8,
-        epochs=1.0,
         max_seq_length=48,
         cache_dir=str(tmp_path),
     )

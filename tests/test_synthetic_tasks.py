@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 
 import pytest
+from tiny_trials import TINY_TRIAL
 
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import NER_LABELS
@@ -21,8 +22,9 @@ from xlt_core.data.synthetic_qa import synthetic_qa_eval, synthetic_qa_training
 from xlt_core.data.synthetic_xsr import PAIRS, synthetic_tatoeba
 from xlt_core.data.tatoeba import TATOEBA_CODES, load_tatoeba
 from xlt_core.errors import DataError
+from xlt_core.preflight import check_resources
 from xlt_core.reporting import ListReporter
-from xlt_core.trial import check_resources, run_trial
+from xlt_core.trial import run_trial
 
 TARGETS = [lang for lang in SYNTHETIC_LANGUAGES if lang != "en"]
 QA_SETS = ("xquad", "mlqa", "tydiqa")
@@ -249,13 +251,7 @@ def test_retrieval_pairs_exist_for_the_pseudo_languages_only():
 # One trial on each synthetic task (a tiny model, a few examples): loads, trains, evaluates.
 
 TINY = {
-    "model": "tiny",
-    "tiny_hidden_size": 16,
-    "tiny_layers": 2,
-    "tiny_heads": 2,
-    "tiny_vocab_size": 400,
-    "batch_size": 8,
-    "epochs": 1.0,
+    **TINY_TRIAL,
     "learning_rate": 1e-3,
     "max_train_examples": 32,
     "max_eval_examples": 16,

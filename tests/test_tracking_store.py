@@ -8,15 +8,14 @@ from sweep_helpers import REPO, TINY, child_runs, parent_runs, sqlite_uri, start
 
 from xlt_schema import COMPLETE_TAG, PARENT_RUN_TAG
 
-# What a sweep does with the store before Ray starts: check (and create) it, then write.
+# What a sweep does with the store as Ray starts: check it, open (and create) it, then write.
 SWEEP_START = """
 import sys
-from mlflow.tracking import MlflowClient
-from sweeps.tracking import check_tracking_uri, ensure_experiment
+from sweeps.tracking import check_tracking_uri, open_experiment
 uri, name = sys.argv[1], sys.argv[2]
 check_tracking_uri(uri)
-client = MlflowClient(uri)
-client.create_run(ensure_experiment(client, name, uri))
+client, experiment_id = open_experiment(uri, name)
+client.create_run(experiment_id)
 """
 
 
@@ -45,12 +44,12 @@ def test_a_store_that_cannot_be_written_is_refused_before_ray_starts(tmp_path, c
 
     from sweeps import ear_xnli
     from sweeps.cli import main
-    from sweeps.tracking import check_tracking_uri
+    from sweeps.tracking import open_experiment
 
     chattr = shutil.which("chattr")
     database = tmp_path / "mlflow.db"
     uri = f"sqlite:///{database}"
-    check_tracking_uri(uri)  # creates the store
+    open_experiment(uri, "sweep")  # creates the store
     capsys.readouterr()
     # Root writes through file modes, so the file is made immutable instead.
     if chattr is None or subprocess.run([chattr, "+i", str(database)]).returncode != 0:

@@ -5,12 +5,14 @@ task and what it supports."""
 import itertools
 
 import pytest
+from tiny_trials import TINY_TRIAL
 
 from xlt_core.config import ADAPTATIONS, METHODS, TrialConfig
 from xlt_core.errors import ConfigError
+from xlt_core.preflight import check_resources
 from xlt_core.reporting import ListReporter
 from xlt_core.tasks import TASKS
-from xlt_core.trial import check_resources, run_trial
+from xlt_core.trial import run_trial
 
 # Loss parts each objective logs (as train/<part>), and what continual alignment adds.
 OBJECTIVE_PARTS = {
@@ -26,14 +28,8 @@ OBJECTIVE_PARTS = {
 CONTINUAL_PARTS = {"align", "reg"}
 # The selection metric each task ranks by, present in every trial's final metrics.
 TINY = {
-    "model": "tiny",
-    "tiny_hidden_size": 16,
-    "tiny_layers": 2,
-    "tiny_heads": 2,
-    "tiny_vocab_size": 400,
+    **TINY_TRIAL,
     "layer": 2,
-    "batch_size": 8,
-    "epochs": 1.0,
     "max_train_examples": 16,
     "max_eval_examples": 8,
     "max_seq_length": 48,

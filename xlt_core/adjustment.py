@@ -34,8 +34,7 @@ from transformers import get_linear_schedule_with_warmup
 
 from xlt_core.config import TINY_MODEL, TrialConfig
 from xlt_core.data.alignment import AlignedPairs, aligned_pairs, tokenizer_fingerprint
-from xlt_core.data.parallel import ParallelCorpus, load_parallel, parallel_languages
-from xlt_core.errors import ConfigError
+from xlt_core.data.parallel import ParallelCorpus, load_parallel, parallel_targets
 from xlt_core.objectives.alignment import (
     ContinualAlignment,
     alignment_distances,
@@ -45,23 +44,6 @@ from xlt_core.objectives.alignment import (
 
 HELD_OUT_SHARE, HELD_OUT_MAX = 0.1, 200
 WARMUP_RATIO = 0.1
-
-
-def parallel_targets(config: TrialConfig) -> list[str]:
-    """Target languages of the trial that have parallel data with the source language."""
-    available = parallel_languages(config.parallel_data, config.source_lang)
-    return [lang for lang in config.target_langs if "*" in available or lang in available]
-
-
-def check_parallel(config: TrialConfig) -> None:
-    """Refuse an adaptation without parallel data for any target language (cheap)."""
-    if config.adjusted and not parallel_targets(config):
-        raise ConfigError(
-            "parallel_data",
-            config.parallel_data,
-            f"parallel {config.source_lang}-X data for at least one of "
-            f"target_langs={','.join(config.target_langs)}",
-        )
 
 
 def parallel_corpora(config: TrialConfig) -> list[ParallelCorpus]:

@@ -1,4 +1,5 @@
-"""Errors that point the user at the bad input before any expensive work starts."""
+"""The errors a trial raises on purpose: bad input, named before any expensive work starts,
+and a loss that diverged (neither is worth a retry)."""
 
 
 class ConfigError(ValueError):
@@ -16,6 +17,10 @@ class ConfigError(ValueError):
 
 class DataError(ValueError):
     """A data file or data set is missing or malformed (the message names the file and line)."""
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss stopped being finite (EAR's EPT is unbounded below, for one)."""
 
 
 def require_one_of(field: str, value, allowed: tuple[str, ...]) -> None:

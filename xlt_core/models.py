@@ -12,7 +12,6 @@ import torch
 import transformers
 
 from xlt_core.config import TINY_MODEL, TrialConfig
-from xlt_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from transformers import BertTokenizerFast, PreTrainedModel, PreTrainedTokenizerBase
@@ -66,19 +65,6 @@ def load_model(
         config.model, num_labels=num_labels, attn_implementation="eager"
     )
     return model, tokenizer
-
-
-def model_depth(config: TrialConfig) -> int:
-    """Number of transformer layers, read from the model's config (cheap: no weights)."""
-    if config.model == TINY_MODEL:
-        return config.tiny_layers
-    try:
-        model_config = transformers.AutoConfig.from_pretrained(config.model)
-    except (OSError, ValueError) as error:
-        raise ConfigError(
-            "model", config.model, f"a hub id or a local directory with a config.json ({error})"
-        ) from None
-    return model_config.num_hidden_layers
 
 
 def tiny_tokenizer(texts: Iterable[str], vocab_size: int, cache_dir: Path) -> BertTokenizerFast:

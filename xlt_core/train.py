@@ -16,21 +16,18 @@ import torch
 from transformers import get_linear_schedule_with_warmup
 
 from xlt_core.config import TrialConfig
+from xlt_core.errors import TrainingDiverged
 from xlt_core.objectives.base import Objective, TrainingSet
 from xlt_core.reporting import Reporter
+from xlt_schema import DEV_CURVE
 
 CHECKPOINT_FILE = "trainer_state.pt"
-DEV_CURVE = "train/dev_accuracy"  # English dev accuracy at each evaluation during training
 # Length grouping sorts each chunk of this many batches' worth of shuffled items by length
 # before cutting it into batches. 50 as Hugging Face's LengthGroupedSampler (its "megabatch"):
 # wide enough that neighbours in a sorted chunk have nearly equal lengths (XNLI: 1.03 padded
 # tokens per real token, against 1.75 for random batches), narrow enough that each batch is
 # still drawn from a random 50-batch share of the epoch, in a random place in it.
 LENGTH_GROUP_BATCHES = 50
-
-
-class TrainingDiverged(RuntimeError):
-    """The loss stopped being finite (EAR's EPT is unbounded below, for one)."""
 
 
 @dataclass(frozen=True)

@@ -9,61 +9,17 @@ objective with continual alignment (`adjustment.prepare_method`, probed by `prob
 
 from __future__ import annotations
 
-from xlt_core.adjustment import check_parallel, tokenizer_texts
+from xlt_core.adjustment import tokenizer_texts
 from xlt_core.config import TrialConfig
 from xlt_core.data.loading import load_synonyms
-from xlt_core.errors import ConfigError
-from xlt_core.models import load_model, model_depth
+from xlt_core.models import load_model
 from xlt_core.objectives import build_objective
+from xlt_core.preflight import check_resources
 from xlt_core.probing import prepare_probed_method, trained_state
 from xlt_core.reporting import Reporter
 from xlt_core.tasks import TASKS
 from xlt_core.train import train
 from xlt_core.trial_result import TrialResult, save_trained, seed_everything, trial_device
-
-
-def check_supported(config: TrialConfig) -> None:
-    """Refuse a method or an adaptation the task does not support, naming what it does."""
-    task = TASKS[config.task]
-    for field, value, supported in (
-        ("method", config.method, task.objectives),
-        ("adaptation", config.adaptation, task.adaptations),
-    ):
-        if value not in supported:
-            raise ConfigError(
-                field, value, f"task={task.name} supports {field} {', '.join(supported)}"
-            )
-
-
-def check_resources(config: TrialConfig) -> None:
-    """Checks that need the file system (data, languages, the model's depth): cheap, and
-    run before any training so that a bad sweep fails in seconds."""
-    check_supported(config)
-    TASKS[config.task].check(config)
-    check_parallel(config)
-    if "layer" in config.hyperparameter_names():
-        depth = model_depth(config)
-        if config.layer > depth:
-            raise ConfigError(
-                "layer", config.layer, f"a layer between 1 and {depth} ({config.model} has {depth})"
-            )
-    if config.uses_synonyms:
-        path = config.synonym_path()
-        if path is not None and not path.is_file():
-            raise ConfigError(
-                "synonyms",
-                str(path),
-                "a JSON neighbour table {word: [neighbours]} that exists "
-                "(e.g. counterfitted_neighbors.json)",
-            )
-
-
-def read_data(config: TrialConfig) -> None:
-    """Read every local file the trial will read (seconds), so that a corrupt line stops a
-    sweep before Ray starts; hub data is left to the trial."""
-    if config.data_source == "local":
-        TASKS[config.task].read(config)
-    load_synonyms(config)
 
 
 def run_trial(config: TrialConfig, reporter: Reporter) -> TrialResult:

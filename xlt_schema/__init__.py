@@ -49,6 +49,9 @@ NO_ADAPTATION = "none"
 # Evaluation metrics are `<split>/<lang>/<metric>` (`dev/en/accuracy`, `test/en-es/accuracy`,
 # `xquad/es/f1`); training curves are `train/<name>`, never results.
 TRAINING_SPLIT = "train"
+# The dev selection metric at each evaluation during training (named apart from the final
+# `dev/<lang>/<metric>`, the selected model's): what Tune's scheduler ranks running trials by.
+DEV_CURVE = "train/dev_accuracy"
 _METRIC_KEY = re.compile(r"^(?P<split>[^/]+)/(?P<lang>[^/]+)/(?P<metric>[^/]+)$")
 
 

@@ -10,6 +10,9 @@ data set, or the synthetic data's own translations.
 - a local directory holding line-aligned files `<name>.<source_lang>` and `<name>.<target_lang>`
   (one sentence a line, e.g. `opensubtitles-en-vi/en-vi.en` and `en-vi.vi`), searched
   recursively, so `../shared/data/parallel` finds every language pair below it.
+
+`parallel_targets` lists a trial's target languages that have parallel data, without reading
+it; `check_parallel` refuses an adaptation with none (the pre-flight check).
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from xlt_core.config import TrialConfig
 from xlt_core.data.synthetic import SYNTHETIC_LANGUAGES, synthetic_parallel
-from xlt_core.errors import DataError
+from xlt_core.errors import ConfigError, DataError
 
 SYNTHETIC = "synthetic"
 HUB_PREFIX = "hub:"
@@ -84,6 +88,23 @@ def parallel_languages(spec: str, source_lang: str) -> list[str]:
     if spec.startswith(HUB_PREFIX):
         return ["*"]
     return sorted({target for target, _ in _local_pairs(Path(spec), source_lang)})
+
+
+def parallel_targets(config: TrialConfig) -> list[str]:
+    """Target languages of the trial that have parallel data with the source language."""
+    available = parallel_languages(config.parallel_data, config.source_lang)
+    return [lang for lang in config.target_langs if "*" in available or lang in available]
+
+
+def check_parallel(config: TrialConfig) -> None:
+    """Refuse an adaptation without parallel data for any target language (cheap)."""
+    if config.adjusted and not parallel_targets(config):
+        raise ConfigError(
+            "parallel_data",
+            config.parallel_data,
+            f"parallel {config.source_lang}-X data for at least one of "
+            f"target_langs={','.join(config.target_langs)}",
+        )
 
 
 @cache

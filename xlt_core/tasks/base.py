@@ -17,18 +17,21 @@ A task is one module of `xlt_core/tasks/` with one object that has:
 - `evaluator(config, model, tokenizer, device)`: an `Evaluator` over every evaluation set.
 
 Adding a task: a module with such an object, its entry in `tasks/__init__.py`'s TASKS, and
-its name in `config.TASKS`.
+its name in `config.TASKS`. Its torch-side helpers (encoding, prediction) are imported inside
+`encoder` and `evaluator`: the sweep driver's pre-flight (`xlt_core.preflight`) imports TASKS
+and runs `check` and `read` without torch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
-
-import torch
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from xlt_core.config import TrialConfig
 from xlt_schema import example_scores_key, metric_key
+
+if TYPE_CHECKING:
+    import torch
 
 
 class Evaluator(Protocol):

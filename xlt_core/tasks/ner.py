@@ -13,12 +13,6 @@ from xlt_core.config import ADAPTATIONS, TrialConfig
 from xlt_core.data.ner import NER_LABELS, available_ner_languages, load_ner
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, data_location, limit
-from xlt_core.tasks.token_classification import (
-    TokenTrainingSet,
-    encode_tokens,
-    predict_tags,
-    score_tags,
-)
 
 
 class NERTask(TaskDeclaration):
@@ -57,6 +51,8 @@ class NERTask(TaskDeclaration):
         return [" ".join(sentence.words) for sentence in examples]
 
     def encoder(self, config: TrialConfig, tokenizer, training_examples):
+        from xlt_core.tasks.token_classification import TokenTrainingSet, encode_tokens
+
         def encode(sentences) -> TokenTrainingSet:
             encoded = encode_tokens(tokenizer, sentences, config.max_seq_length)
             return TokenTrainingSet(encoded, tokenizer.pad_token_id)
@@ -64,6 +60,8 @@ class NERTask(TaskDeclaration):
         return encode
 
     def evaluator(self, config: TrialConfig, model, tokenizer, device) -> SetEvaluator:
+        from xlt_core.tasks.token_classification import encode_tokens, predict_tags, score_tags
+
         sets = {
             key: encode_tokens(tokenizer, sentences, config.max_seq_length)
             for key, sentences in self._evaluation_sets(config).items()

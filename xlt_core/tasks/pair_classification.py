@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import random
 import tempfile
 import weakref
 from collections import OrderedDict
@@ -18,7 +17,6 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from xlt_core.data.examples import PairExample
-from xlt_core.errors import DataError
 
 
 @dataclass(frozen=True)
@@ -222,50 +220,3 @@ def _save_atomically(encoded: EncodedPairs, path: Path) -> None:
         staging,
     )
     os.replace(staging, path)
-
-
-def cross_lingual_pairs(
-    first: Sequence[PairExample], second: Sequence[PairExample]
-) -> list[PairExample]:
-    """Generalized cross-lingual pairs: sentence 1 from `first`, sentence 2 from `second`.
-
-    The two sets must be parallel (example i is the same pair, translated), as the XNLI
-    and PAWS-X dev/test sets are. An example whose label differs between the two sets is
-    left out, its pair having no agreed label: the PAWS-X translations relabel about 1% of
-    pairs (32 of the 2,000 English/German dev pairs); XNLI's labels agree line by line.
-    With `first is second` this is the ordinary evaluation set, example for example.
-    """
-    _check_parallel(first, second)
-    return [
-        PairExample(a.sentence1, b.sentence2, a.label)
-        for a, b in zip(first, second)
-        if a.label == b.label
-    ]
-
-
-def mixed_language_pairs(
-    english: Sequence[PairExample], target: Sequence[PairExample], seed: int
-) -> list[PairExample]:
-    """The mixed-language set: each target example with one of its two sentences replaced
-    by its English original. Which one is drawn per example index with `seed`, so the
-    draw is the same for every language; examples whose labels disagree are left out."""
-    _check_parallel(english, target)
-    rng = random.Random(seed)
-    mixed = []
-    for en, other in zip(english, target):
-        english_first = rng.random() < 0.5
-        if en.label == other.label:
-            mixed.append(
-                PairExample(en.sentence1, other.sentence2, en.label)
-                if english_first
-                else PairExample(other.sentence1, en.sentence2, en.label)
-            )
-    return mixed
-
-
-def _check_parallel(first: Sequence[PairExample], second: Sequence[PairExample]) -> None:
-    if len(first) != len(second):
-        raise DataError(
-            "generalized and mixed-language pairs need parallel test sets; "
-            f"they hold {len(first)} and {len(second)} examples"
-        )

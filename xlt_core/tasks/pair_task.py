@@ -14,12 +14,6 @@ from pathlib import Path
 from xlt_core.config import TrialConfig
 from xlt_core.data.loading import check_data, load_split, num_labels
 from xlt_core.tasks.base import SetEvaluator, TaskDeclaration
-from xlt_core.tasks.pair_classification import (
-    PairTrainingSet,
-    encode_pairs,
-    predict,
-    score_predictions,
-)
 from xlt_core.tasks.pair_evaluation import evaluation_sets
 
 
@@ -44,6 +38,8 @@ class PairClassificationTask(TaskDeclaration):
         return [text for example in examples for text in (example.sentence1, example.sentence2)]
 
     def encoder(self, config: TrialConfig, tokenizer, training_examples):
+        from xlt_core.tasks.pair_classification import PairTrainingSet, encode_pairs
+
         def encode(examples) -> PairTrainingSet:
             # The plain training set is the same for every trial: cache it on disk too.
             persist = Path(config.cache_dir) if examples is training_examples else None
@@ -53,6 +49,8 @@ class PairClassificationTask(TaskDeclaration):
         return encode
 
     def evaluator(self, config: TrialConfig, model, tokenizer, device) -> SetEvaluator:
+        from xlt_core.tasks.pair_classification import encode_pairs, predict, score_predictions
+
         cache = Path(config.cache_dir)
         sets = {
             key: encode_pairs(tokenizer, examples, config.max_seq_length, cache)

@@ -24,7 +24,6 @@ from xlt_core.data.squad import (
 )
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, limit
-from xlt_core.tasks.extractive_qa import QATrainingSet, encode_qa, predict_answers
 from xlt_core.tasks.qa_scoring import normalizer_for, score_answers
 
 # Parallel evaluation sets, on which questions of one language are also asked of the
@@ -80,6 +79,8 @@ class QATask(TaskDeclaration):
         return [text for example in examples for text in (example.question, example.context)]
 
     def encoder(self, config: TrialConfig, tokenizer, training_examples):
+        from xlt_core.tasks.extractive_qa import QATrainingSet, encode_qa
+
         def encode(examples) -> QATrainingSet:
             features = encode_qa(tokenizer, examples, config.max_seq_length, _stride(config))
             return QATrainingSet(features, tokenizer.pad_token_id)
@@ -87,6 +88,8 @@ class QATask(TaskDeclaration):
         return encode
 
     def evaluator(self, config: TrialConfig, model, tokenizer, device) -> SetEvaluator:
+        from xlt_core.tasks.extractive_qa import encode_qa, predict_answers
+
         sets = self._evaluation_sets(config)
         features = {
             key: encode_qa(tokenizer, examples, config.max_seq_length, _stride(config))

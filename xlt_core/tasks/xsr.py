@@ -17,16 +17,18 @@ layer k (0 = embeddings), `xsr_layer/<lang>` the chosen layer, and `dev/<lang>/m
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from xlt_core.config import TrialConfig
 from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.tasks.base import TaskDeclaration, data_location
-from xlt_core.tasks.retrieval import choose_layer, layer_sentence_vectors, mrr_per_layer
 from xlt_schema import example_scores_key, metric_key
+
+if TYPE_CHECKING:
+    import torch
 
 # The first XSR_DEV_PAIRS pairs of each language choose the layer; the rest are the test.
 XSR_DEV_PAIRS = 100
@@ -43,6 +45,8 @@ class RetrievalEvaluator:
         raise RuntimeError("XSR trains nothing, so it has no dev metric during training")
 
     def _ranks_per_layer(self, pairs) -> np.ndarray:
+        from xlt_core.tasks.retrieval import layer_sentence_vectors, mrr_per_layer
+
         encoder, config = self.model.base_model.to(self.device), self.config
 
         def vectors(sentences):
@@ -59,6 +63,8 @@ class RetrievalEvaluator:
         return mrr_per_layer(vectors(pairs.queries), vectors(pairs.english))
 
     def evaluate(self):
+        from xlt_core.tasks.retrieval import choose_layer
+
         config, metrics, scores, pooled = self.config, {}, {}, []
         for lang in config.target_langs:
             pairs = load_tatoeba(config.data_source, lang, config.data_dir)
