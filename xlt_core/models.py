@@ -102,7 +102,8 @@ def _save_atomically(tokenizer: BertTokenizerFast, target: Path) -> None:
     tokenizer.save_pretrained(str(staging))
     try:
         os.rename(staging, target)
-    except OSError:  # another trial won the race; its copy is identical
+    except OSError:  # another trial won the race: every trial loads its copy, since
+        # WordPiece training differs between processes (huggingface/tokenizers#1794)
         for child in staging.iterdir():
             child.unlink()
         staging.rmdir()
