@@ -63,6 +63,32 @@ def test_a_store_that_cannot_be_written_is_refused_before_ray_starts(tmp_path, c
     assert "a SQLite file this user can write" in error and "readonly" in error
 
 
+def test_a_new_store_in_a_directory_that_cannot_be_written_is_refused_and_not_created(
+    tmp_path, monkeypatch
+):
+    """A new store's tables are made while Ray starts, so the directory is checked first.
+    Root writes anywhere, so the denial is simulated where the check asks for it."""
+    import os
+
+    from sweeps import tracking
+    from xlt_core.errors import ConfigError
+
+    database = tmp_path / "mlflow.db"
+    denied = str(tmp_path)
+    real_access = os.access
+    monkeypatch.setattr(
+        tracking.os,
+        "access",
+        lambda path, mode: False if str(path) == denied else real_access(path, mode),
+    )
+    with pytest.raises(ConfigError) as refused:
+        tracking.check_tracking_uri(f"sqlite:///{database}")
+    message = str(refused.value)
+    assert "--tracking-uri" in message and "a directory this user can write" in message
+    assert denied in message
+    assert not database.exists()
+
+
 def _sweep_with_trials(tmp_path, statuses: list[str]):
     """A parent run and one trial run per status, in a new SQLite store."""
     from mlflow.tracking import MlflowClient
