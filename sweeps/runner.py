@@ -46,6 +46,7 @@ FINAL_POINTS_TAG = "xlt.final_points"
 ENDED_STATUSES = ("TERMINATED", "ERROR")
 OPTUNA_STORAGE_TAG = "optuna_storage"
 SNAPSHOT_WARNING_ENV = "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S"
+AUTO_LOGGERS_OFF_ENV = "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"
 
 
 @dataclass(frozen=True)
@@ -277,6 +278,7 @@ class _Phases:
         self.spec, self.options, self.client, self.resources = spec, options, client, resources
         self.signals = signals
         self.parent_run_id, self.tags = parent_run_id, tags
+        self.restored_phases: set[str] = set()
         self.storage = tags.get(STORAGE_TAG, options.storage_path)
         self.common = {
             "base": spec.base,
@@ -342,6 +344,7 @@ class _Phases:
 
     def _run_config(self, phase: str):
         from ray import tune
+        from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
 
         from sweeps.progress import ProgressCallback
 
@@ -350,7 +353,9 @@ class _Phases:
             storage_path=self.storage,
             checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
             failure_config=tune.FailureConfig(max_failures=self.options.max_failures),
-            callbacks=[ProgressCallback(phase)],
+            # The trials' result files (`Result.metrics_dataframe` reads them), without the
+            # TensorBoard logger Tune would add: see `_fit`.
+            callbacks=[ProgressCallback(phase), CSVLoggerCallback(), JsonLoggerCallback()],
             verbose=0,  # the progress lines replace Tune's status table
         )
 
@@ -361,6 +366,7 @@ class _Phases:
         path = self._path(phase)
         if not tune.Tuner.can_restore(path):
             return None
+        self.restored_phases.add(phase)
         print(
             f"Restoring phase {phase} from {path}: finished trials are kept, "
             "unfinished ones continue from their checkpoints",
@@ -446,6 +452,11 @@ class _Phases:
         # CheckpointConfig(num_to_keep) makes every checkpoint force a state snapshot; with
         # evaluations seconds apart (smoke) Tune warns at each one that this may be slow.
         os.environ.setdefault(SNAPSHOT_WARNING_ENV, "0")
+        # Tune adds the loggers a RunConfig lacks. A new phase's names the CSV and JSON ones;
+        # Tune's TensorBoard logger would import tensorboardX and with it torch, 1.4 s of the
+        # driver's before the first trial, for files nothing here reads. A restored phase
+        # keeps Tune's automatic loggers: its saved RunConfig may predate the explicit ones.
+        os.environ[AUTO_LOGGERS_OFF_ENV] = "0" if phase in self.restored_phases else "1"
         with self.signals.tune_fit():
             results = tuner.fit()
         statuses = self._saved_statuses(phase)

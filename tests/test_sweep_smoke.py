@@ -76,6 +76,20 @@ def test_sweep_tracks_parent_and_paired_child_runs(sweep):
 
 
 @pytest.mark.slow
+def test_trials_keep_tunes_result_files_and_no_tensorboard_files(sweep):
+    """Each trial directory has the CSV and JSON results that `Result.metrics_dataframe`
+    reads, and no TensorBoard event files: Tune's TensorBoard logger, which would import
+    tensorboardX and torch into the driver, is left out."""
+    workdir, _, _ = sweep
+    trial_dirs = [path for path in (workdir / "ray_results").glob("*/*") if path.is_dir()]
+    assert len(trial_dirs) == 6
+    for trial_dir in trial_dirs:
+        assert (trial_dir / "progress.csv").stat().st_size > 0
+        assert (trial_dir / "result.json").stat().st_size > 0
+        assert not list(trial_dir.glob("events.out.tfevents*"))
+
+
+@pytest.mark.slow
 def test_per_example_scores_match_the_logged_accuracy(sweep, tmp_path):
     _, uri, _ = sweep
     client = MlflowClient(uri)
