@@ -52,6 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="register the selected model even when the sweep has sanity warnings "
         "(every configuration at chance, a loss that blew up)",
     )
+    report.add_argument(
+        "--target-difference",
+        type=float,
+        metavar="POINTS",
+        help="also say how many seeds each comparison would need to detect this difference "
+        "(in points, e.g. 0.5) with 80%% power (docs/statistics.md)",
+    )
     compare = commands.add_parser(
         "compare", help="the baseline and each method's selected configuration of several sweeps"
     )
@@ -103,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             model_name=args.model_name,
             selection_metric=args.metric,
             register_anyway=args.register_anyway,
+            target_difference=args.target_difference,
         )
     except (ValueError, MlflowException) as error:
         print(f"error: {' '.join(str(error).split())}", file=sys.stderr)

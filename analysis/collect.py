@@ -426,8 +426,12 @@ def probing_distances(client: MlflowClient, run_id: str, state: str) -> dict | N
     """A trial's probing distances at one model state (``{"related": [...], "unrelated":
     [...]}``, from ``probing/<state>_distances.json``), or None when the run has none (it did
     not probe, or it predates the distances artifact)."""
-    artifact = PROBING_DISTANCES.format(state=state)
-    with tempfile.TemporaryDirectory(prefix="xlt-probing-") as scratch:
+    return json_artifact(client, run_id, PROBING_DISTANCES.format(state=state))
+
+
+def json_artifact(client: MlflowClient, run_id: str, artifact: str) -> dict | None:
+    """A run's JSON artifact (`artifact`: its path in the run), or None when the run has none."""
+    with tempfile.TemporaryDirectory(prefix="xlt-artifact-") as scratch:
         try:
             local = client.download_artifacts(run_id, artifact, scratch)
         except (MlflowException, OSError):

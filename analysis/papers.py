@@ -9,7 +9,10 @@ A configuration of ours matches a published row when the task, the model, the sp
 metric are the paper's, its method (with its adaptation) is the row's method, and its
 hyperparameters are those the row's ``setting`` names (e.g. ``alpha=1 beta=0.1 layer=6``).
 A row without hyperparameters in its setting is the paper's chosen configuration of the
-method and matches every configuration of ours with that method.
+method: where the paper states that choice (``_CHOSEN``: ding2022's EAR point, RS-DA's m,
+huang2021's perturbation site) only a configuration with it matches, so an ablated EAR
+(``alpha=0``) meets its ablation row alone; where the paper searched without saying what it
+chose (huang2021's epsilon), every configuration of ours with the method matches.
 """
 
 import math
@@ -94,6 +97,8 @@ _SETTING_NAMES = {
     "alpha": "alpha",
     "beta": "beta",
     "layer": "layer",
+    "m": "m",
+    "perturbation_site": "perturbation_site",
     "source": "source_lang",
     "dictionary_scale": "dictionary_scale",
     "dictionary_size": None,
@@ -102,6 +107,18 @@ _AT_EAR_POINT = ("source", "dictionary_scale")
 # What a row does not name is the papers' protocol and our defaults: English source, the
 # whole synonym dictionary (also for runs that did not log these settings).
 _DEFAULTS = {"source_lang": "en", "dictionary_scale": "1"}
+# The configuration a paper chose for a method, for its rows that name no hyperparameters,
+# by (method, paper task) or (method, None) for every task: ding2022's EAR (App. B; its
+# Table 1 row is Tables 3-5's full method), RS-DA's m (huang2021.txt L166: 3 on XNLI, 10 on
+# PAWS-X; ding2022 copies those rows and draws its XLM-R copies alike, L1725), and ADV and
+# RS-RP at Enc(x) (huang2021.txt L84, L102; a run that did not log its site matches none).
+_CHOSEN = {
+    ("ear", None): _EAR_POINT,
+    ("rs_da", "xnli"): "m=3",
+    ("rs_da", "pawsx"): "m=10",
+    ("adv", None): "perturbation_site=encoder_output",
+    ("rs_rp", None): "perturbation_site=encoder_output",
+}
 
 
 def _parse_value(path: Path, number: int, printed: str) -> float:
@@ -205,10 +222,24 @@ def _same_value(ours, printed: str) -> bool:
     return str(ours) == str(theirs)
 
 
-def setting_matches(setting: str, params: dict) -> bool:
-    """Whether a configuration with these params (as ``param_value`` reads them) is the
-    row's; a source language or dictionary scale not logged is the default."""
+def row_constraints(setting: str, method: str | None, task: str | None) -> dict[str, str] | None:
+    """The settings of ours a row of the paper's ``method`` on ``task`` requires: its
+    setting's, and for a row that names no hyperparameters the paper's chosen configuration
+    of the method where the paper states it (``_CHOSEN``)."""
     constraints = setting_constraints(setting)
+    if constraints is None or names_hyperparameters(setting):
+        return constraints
+    chosen = _CHOSEN.get((method, task)) or _CHOSEN.get((method, None))
+    return {**constraints, **setting_constraints(chosen)} if chosen else constraints
+
+
+def setting_matches(
+    setting: str, params: dict, method: str | None = None, task: str | None = None
+) -> bool:
+    """Whether a configuration with these params (as ``param_value`` reads them) is the
+    row's (a row of the paper's ``method`` on ``task``: ``row_constraints``); a source
+    language or dictionary scale not logged is the default."""
+    constraints = row_constraints(setting, method, task)
     if constraints is None:
         return False
     values = {**_DEFAULTS, **{k: v for k, v in params.items() if v is not None}}
@@ -216,6 +247,16 @@ def setting_matches(setting: str, params: dict) -> bool:
         name in values and _same_value(values[name], printed)
         for name, printed in constraints.items()
     )
+
+
+def paper_languages(published: pd.DataFrame, paper: str, task: str, model: str) -> list[str]:
+    """The single languages a paper prints for a task and model in any of its tables, in
+    file order: what its average-only cells (ding2022 Table 6) average over."""
+    cells = published[
+        (published["paper"] == paper) & (published["task"] == task) & (published["model"] == model)
+    ]
+    single = [lang for lang in cells["lang"] if "-" not in lang and not is_average(lang)]
+    return list(dict.fromkeys(single))
 
 
 def our_lang(paper_lang: str, setting: str) -> str:
@@ -254,10 +295,11 @@ def matching_cells(
     with ``our_lang`` (the language part of our metric key; averages keep the paper's)."""
     cells = published_for(published, task, model, split, metric)
     cells = cells[cells["method"] == paper_method(method, adaptation)]
-    fits = cells["setting"].map(
-        lambda setting: fits_objective(setting, method) and setting_matches(setting, params)
-    )
-    cells = cells[fits.astype(bool)]
+    fits = [
+        fits_objective(setting, method) and setting_matches(setting, params, row_method, row_task)
+        for setting, row_method, row_task in zip(cells["setting"], cells["method"], cells["task"])
+    ]
+    cells = cells[pd.Series(fits, index=cells.index, dtype=bool)]
     return cells.assign(
         our_lang=[our_lang(lang, setting) for lang, setting in zip(cells["lang"], cells["setting"])]
     )

@@ -1,6 +1,9 @@
 """PNG plots of a sweep: per-language gains with intervals, the generalized-transfer heat
-map, and the hyperparameter response. Matplotlib's Agg backend: no display needed."""
+map, the hyperparameter response, and the gain against language distance (huang2021 Fig. 2).
+Matplotlib's Agg backend: no display needed."""
 
+import csv
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -10,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
+from scipy.stats import linregress  # noqa: E402
 
 from analysis.verdict import GAIN, LOSS, NO_DIFFERENCE, outcomes  # noqa: E402
 
@@ -217,4 +221,83 @@ def plot_grid_beside_paper(cells: pd.DataFrame, path: Path, title: str) -> str:
         panel.set_title(name, fontsize=9)
         figure.colorbar(image, ax=panel, shrink=0.8)  # one scale: the bars are the same
     figure.suptitle(title, fontsize=9)
+    return _save(figure, path)
+
+
+# Each XNLI and PAWS-X language's distance from English (lang2vec 1.1.2, URIEL; source,
+# licence and computation in language_distances.md beside it) and the column Fig. 2 uses.
+LANGUAGE_DISTANCES = Path(__file__).parent / "resources" / "language_distances.tsv"
+DEFAULT_DISTANCE = "featural"
+
+
+def load_language_distances(
+    path: Path = LANGUAGE_DISTANCES, column: str = DEFAULT_DISTANCE
+) -> dict[str, float]:
+    """Language code -> its distance from English in ``column`` of the packaged table."""
+    with open(path, encoding="utf-8") as file:
+        rows = list(csv.DictReader(file, delimiter="\t"))
+    if column not in rows[0]:
+        known = [name for name in rows[0] if name not in ("lang", "iso639_3")]
+        raise ValueError(f"{path}: no distance column {column!r}; columns: {', '.join(known)}")
+    return {row["lang"]: float(row[column]) for row in rows}
+
+
+@dataclass(frozen=True)
+class DistanceFit:
+    """Per-language gains against distance from English, sorted by distance, and their
+    least-squares line (huang2021 Fig. 2)."""
+
+    languages: tuple[str, ...]
+    distances: tuple[float, ...]
+    gains: tuple[float, ...]
+    slope: float
+    intercept: float
+    rvalue: float
+    pvalue: float
+
+
+def fit_gain_against_distance(
+    gains: dict[str, float], distances: dict[str, float]
+) -> DistanceFit | None:
+    """The languages with both a gain and a distance, sorted by distance, and the
+    least-squares line gain = slope x distance + intercept (scipy.stats.linregress). None
+    with fewer than three such languages or a single distance (no line to speak of)."""
+    languages = sorted((lang for lang in gains if lang in distances), key=distances.get)
+    x = [distances[lang] for lang in languages]
+    y = [gains[lang] for lang in languages]
+    if len(languages) < 3 or len(set(x)) < 2:
+        return None
+    line = linregress(x, y)
+    return DistanceFit(
+        tuple(languages),
+        tuple(x),
+        tuple(y),
+        float(line.slope),
+        float(line.intercept),
+        float(line.rvalue),
+        float(line.pvalue),
+    )
+
+
+def plot_gain_against_distance(
+    fit: DistanceFit, path: Path, title: str, distance: str = DEFAULT_DISTANCE
+) -> str:
+    """Each language's gain (points) at its distance from English (column ``distance`` of
+    the table), labelled, with the least-squares line and its slope, r and p in the legend."""
+    figure, axes = plt.subplots(figsize=(5.6, 3.8))
+    axes.scatter(fit.distances, fit.gains, color="tab:blue", zorder=3)
+    for lang, x, y in zip(fit.languages, fit.distances, fit.gains):
+        axes.annotate(lang, (x, y), textcoords="offset points", xytext=(3, 3), fontsize=8)
+    ends = np.array([min(fit.distances), max(fit.distances)])
+    axes.plot(
+        ends,
+        fit.slope * ends + fit.intercept,
+        color="tab:orange",
+        label=f"least squares: slope {fit.slope:.2f}, r = {fit.rvalue:.2f}, p = {fit.pvalue:.2g}",
+    )
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_xlabel(f"distance from English ({distance}, lang2vec/URIEL)")
+    axes.set_ylabel("gain over baseline (points)")
+    axes.set_title(title, fontsize=9)
+    axes.legend(fontsize=7)
     return _save(figure, path)

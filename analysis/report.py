@@ -31,14 +31,19 @@ from analysis.collect import (
     split_languages,
     tidy_metrics,
 )
+from analysis.departures import departures_pointer, departures_section, read_departures
 from analysis.mlflow_ui import log_summary, summary_metrics, summary_tags, ui_address, ui_command
 from analysis.papers import AVERAGE, GENERALIZED, PUBLISHED_RESULTS, load_published_results
 from analysis.plots import (
+    fit_gain_against_distance,
+    load_language_distances,
+    plot_gain_against_distance,
     plot_gains,
     plot_grid_beside_paper,
     plot_hyperparameter_response,
     plot_transfer_heatmap,
 )
+from analysis.power import power_report
 from analysis.probing_stages import probing_stages_figure
 from analysis.registry import (
     CHAMPION_ALIAS,
@@ -73,6 +78,7 @@ from analysis.select import (
     select_best,
     significance_marks,
 )
+from analysis.sequential import sequential_section
 from analysis.stats import CONFIDENCE_LEVEL, DEFAULT_TEST, SIGNIFICANCE_TESTS
 from analysis.tables import Table, markdown_table, to_latex, to_markdown
 from analysis.verdict import (
@@ -93,6 +99,9 @@ HEATMAP_PLOT = "transfer_heatmap.png"
 RESPONSE_PLOT = "hyperparameter_response.png"
 TEST_RESPONSE_PLOT = "hyperparameter_response_test.png"
 GRID_PLOT = "generalized_{role}_vs_{paper}_{table}.png"
+DISTANCE_PLOT = "gain_vs_distance_{method}.png"
+# huang2021's robust-training methods: a sweep with one draws its Fig. 2.
+ROBUST_METHODS = ("adv", "rs_rp", "rs_da", "rs_syntax")
 DEV_SPLIT = "dev"
 TEST_NAMES = {
     "ttest": "two-sided paired t-test over examples on per-example scores averaged over seeds",
@@ -393,6 +402,35 @@ def _numeric(value) -> float:
     return float(parsed) if isinstance(parsed, (int, float)) else math.nan
 
 
+def distance_plots(
+    out: Path, trials: pd.DataFrame, selection_metric: str, baseline_key: str
+) -> list[str]:
+    """huang2021 Fig. 2 for a robust sweep: per robust method, its configuration best on the
+    selection metric (mean over seeds), its per-language test gain over the baseline (mean
+    over seeds, points) against the language's distance from English, with the
+    least-squares line (``analysis.plots.fit_gain_against_distance``)."""
+    robust = trials[trials["method"].isin(ROBUST_METHODS)]
+    if robust.empty or selection_metric not in trials.columns:
+        return []
+    _, _, metric = parse_metric_key(selection_metric)
+    scores = aggregate_over_seeds(tidy_metrics(trials))
+    test = scores[(scores["split"] == TEST_SPLIT) & (scores["metric"] == metric)]
+    baseline = test[test["config_key"] == baseline_key].set_index("lang")["mean"]
+    distances = load_language_distances()
+    paths = []
+    for method, runs in robust.groupby("method", sort=True):
+        best = runs.groupby("config_key")[selection_metric].mean().idxmax()
+        system = test[test["config_key"] == best].set_index("lang")["mean"]
+        fit = fit_gain_against_distance((100 * (system - baseline)).dropna().to_dict(), distances)
+        if fit is not None:
+            label = runs.loc[runs["config_key"] == best, "config_label"].iloc[0]
+            title = f"{label} minus baseline, test {metric} (as huang2021 Fig. 2)"
+            paths.append(
+                plot_gain_against_distance(fit, out / DISTANCE_PLOT.format(method=method), title)
+            )
+    return paths
+
+
 def make_plots(
     out: Path,
     trials: pd.DataFrame,
@@ -442,7 +480,7 @@ def make_plots(
         paths.append(
             plot_hyperparameter_response(points, varied, baseline, response_metric, out / name)
         )
-    return paths
+    return paths + distance_plots(out, trials, selection.metric, baseline_key)
 
 
 def published_grid_plots(reproduction: pd.DataFrame, out: Path) -> list[str]:
@@ -559,6 +597,9 @@ def render_markdown(
     verdict: Verdict | None = None,
     ui: tuple[str, str] = ("", ""),
     reproduction: tuple[str, ...] = (),  # the lines of the section on the papers
+    departures: dict | None = None,  # a paper preset's, as logged (analysis/departures.py)
+    power: tuple[str, ...] = (),  # the lines of the power section (analysis/power.py)
+    sequential: tuple[str, ...] = (),  # the sequential seeds' section (analysis/sequential.py)
 ) -> str:
     """The whole report.md text; ``ui`` is the MLflow UI address of the runs and the command
     that serves it."""
@@ -587,12 +628,18 @@ def render_markdown(
     lines += ["", *_selection_section(selection, baseline_method)]
     for split, comparison in comparisons.items():
         lines += ["", *_comparison_section(split, comparison, test, correction, "baseline")]
+    if power:
+        lines += ["", *power]
+    if sequential:
+        lines += ["", *sequential]
     if tables:
         lines += ["", "## Paper-style tables", ""]
         for table in tables:
             lines += [*to_markdown(table), ""]
+    if departures:
+        lines += [*departures_section(departures), ""]
     if reproduction:
-        lines += [*reproduction, ""]
+        lines += [*_with_pointer(list(reproduction), departures_pointer(departures)), ""]
     if plots:
         lines += ["## Plots", "", *(f"![{Path(path).stem}]({Path(path).name})" for path in plots)]
     lines += ["", *_registration_section(registration)]
@@ -604,6 +651,13 @@ def render_markdown(
             *(f"- {name}: {value}" for name, value in sorted(parent.data.params.items())),
         ]
     return "\n".join(lines) + "\n"
+
+
+def _with_pointer(section: list[str], pointer: str | None) -> list[str]:
+    """The reproduction section with the departures pointer under its heading."""
+    if pointer is None:
+        return section
+    return [*section[:2], pointer, "", *section[2:]]
 
 
 def render_latex(experiment: str, tables: list[Table]) -> str:
@@ -713,6 +767,7 @@ def report_sweep(
     selection_metric: str | None = None,
     paper_results: str | Path = PUBLISHED_RESULTS,
     register_anyway: bool = False,
+    target_difference: float | None = None,
 ) -> SweepReport:
     """Write the report of a sweep and log it to its parent run; register the selected model.
 
@@ -788,6 +843,11 @@ def report_sweep(
         scores, trials, selection, baseline_method, evaluation, **options
     )
     warnings = tuple(sanity_warnings(client, scores, trials, selection.metric))
+    departures = read_departures(client, parent)
+    # What the design could detect, and the seeds `target_difference` (points) would need.
+    power = power_report(
+        scores, trials, baseline_key, selection.metric, test, target_difference, SIGNIFICANCE_LEVEL
+    )
 
     out = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="sweep-report-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -833,6 +893,9 @@ def report_sweep(
         verdict,
         ui,
         reproduction=tuple(reproduction_section(reproduction, task, model)),
+        departures=departures,
+        power=tuple(power),
+        sequential=tuple(sequential_section(parent.data.tags)),
     )
     markdown_path, latex_path, json_path = out / MARKDOWN_NAME, out / LATEX_NAME, out / JSON_NAME
     markdown_path.write_text(markdown, encoding="utf-8")
@@ -849,6 +912,7 @@ def report_sweep(
         registration,
     )
     payload["reproduction"] = _strict_json(reproduction.to_dict(orient="records"))
+    payload["departures"] = departures
     json_path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     files = [markdown_path, latex_path, json_path, *map(Path, plots)]
     for path in files:

@@ -1,9 +1,12 @@
 """Did we reproduce the papers? Our mean ± std over seeds against each matching published cell.
 
-For the baseline, the selected configuration and every configuration that is a published
-point (a row that fixes hyperparameters: ding2022's grids A.1-A.3, ablations, dictionary
-scales, source languages), per language and for the average over the
-languages both have: ours, the paper's number, the difference and a verdict. The verdict
+Every configuration of the sweep against every published row it matches
+(``analysis.papers.matching_cells``: a row that fixes hyperparameters meets the configuration
+with them, e.g. an ablation meets its ablation row only; a paper's chosen configuration meets
+the configurations with that choice, e.g. each ADV epsilon meets huang2021's ADV row), per
+language and for the average over the languages both have: ours, the paper's number, the
+difference and a verdict. A row that prints its average alone (ding2022 Table 6) is compared
+with our average over the paper's languages we have. The verdict
 reads the paper's number against our mean ± 2 std over seeds: ``reproduced`` inside,
 ``above`` when the paper scored higher than that range, ``below`` when lower.
 """
@@ -20,7 +23,7 @@ from analysis.papers import (
     GENERALIZED,
     is_average,
     matching_cells,
-    names_hyperparameters,
+    paper_languages,
     paper_scale,
 )
 from analysis.tables import markdown_table
@@ -56,7 +59,8 @@ NOTE = (
     f"{TOLERANCE_STDS:g} std, `{ABOVE}` when it lies above (the paper scored higher than "
     f"we did), `{BELOW}` when it lies below (we scored higher), `{ONE_SEED}` when we have "
     "no std. The `avg` row compares the averages over the languages both have: the paper's "
-    "printed average when we have all of its languages, else the mean of its cells over ours. "
+    "printed average when we have all of its languages, else the mean of its cells over ours; "
+    "for a row that prints only its average, ours over the paper's languages we have. "
     "Seeds and tests differ: efimov2023 averages 5 seeds, huang2021 10 (significance by a "
     "bootstrapped paired t-test), ding2022 does not state its seeds; ours are this sweep's "
     "seeds and its significance test. In a two-language grid (huang2021 Tables 4-9) the "
@@ -171,6 +175,27 @@ def _comparison(
     }
 
 
+def compare_average_only(
+    runs: pd.DataFrame, cells: pd.DataFrame, identity: dict, languages: list[str]
+) -> list[dict]:
+    """A row that prints only its average (over the paper's ``languages``) against our
+    average over those of them we have: one ``avg`` dict, none when we have none."""
+    split, metric = identity["split"], identity["metric"]
+    columns = [_our_column(runs, split, lang, metric) for lang in languages]
+    shared = [column for column in columns if column is not None and runs[column].notna().any()]
+    if not shared:
+        return []
+    ours = paper_scale(metric) * runs[shared].dropna().mean(axis=1)
+    paper_cell = cells.iloc[0]
+    record = _comparison(
+        identity, AVERAGE, AVERAGE, ours, paper_cell["value"], paper_cell["printed"]
+    )
+    how = f"printed (the paper prints only its average, over {len(languages)} languages)"
+    if len(shared) < len(languages):
+        how += f"; ours over the {len(shared)} of them we have"
+    return [{**record, "paper_average": how}]
+
+
 def compare_row(runs: pd.DataFrame, cells: pd.DataFrame, identity: dict) -> list[dict]:
     """One published row against one configuration's runs: a dict per language both have,
     then the average over them."""
@@ -209,11 +234,14 @@ def compare_row(runs: pd.DataFrame, cells: pd.DataFrame, identity: dict) -> list
 
 
 def _published_rows(cells: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame, list[str]]]:
-    """The cells grouped by published row, in file order; a row that repeats an earlier
-    row's cells exactly is folded into it (named in the third element, e.g. ding2022's
-    copies of huang2021's rows and its repeated full-method rows)."""
+    """The cells grouped by published row, the earlier paper's first (then in file order); a
+    row that repeats an earlier row's cells exactly is folded into it (named in the third
+    element), so a copy is shown under the paper that published it first: ding2022's
+    copies of huang2021's rows under huang2021, its repeated full-method rows under Table 1."""
+    year = cells["paper"].str[-4:].astype(int)
+    ordered = cells.assign(_year=year).sort_values(["_year", "line"]).drop(columns="_year")
     rows: dict[tuple, tuple[tuple, pd.DataFrame, list[str]]] = {}
-    for key, row in cells.sort_values("line").groupby(ROW_KEYS, sort=False):
+    for key, row in ordered.groupby(ROW_KEYS, sort=False):
         content = tuple(sorted(zip(row["lang"], row["printed"])))
         if content in rows:
             paper, table, _, setting = key
@@ -243,9 +271,9 @@ def reproduction_frame(
     baseline_key: str,
     selected_key: str,
 ) -> pd.DataFrame:
-    """Every comparison of ours with a published cell (``REPRODUCTION_COLUMNS``); other
-    configurations than the baseline and the selection only against rows that fix their
-    hyperparameters (``names_hyperparameters``)."""
+    """Every comparison of ours with a published cell (``REPRODUCTION_COLUMNS``): every
+    configuration against every row it matches; the role says which is the baseline and
+    which the selection."""
     records = []
     for config_key, role in _roles(trials, baseline_key, selected_key):
         runs = trials[trials["config_key"] == config_key]
@@ -253,8 +281,6 @@ def reproduction_frame(
         for split in metric_splits(trials):
             for metric in sorted({key[2] for key in keys if key and key[0] == split}):
                 cells = config_cells(trials, published, task, model, split, metric, config_key)
-                if role == POINT_ROLE:
-                    cells = cells[cells["setting"].map(names_hyperparameters).astype(bool)]
                 for key, row, also_in in _published_rows(cells):
                     identity = {
                         "config_key": config_key,
@@ -265,7 +291,14 @@ def reproduction_frame(
                         "split": split,
                         "metric": metric,
                     }
-                    records += compare_row(runs, row, identity)
+                    if row["lang"].map(is_average).all():
+                        first = row.iloc[0]
+                        languages = paper_languages(
+                            published, first["paper"], first["task"], first["model"]
+                        )
+                        records += compare_average_only(runs, row, identity, languages)
+                    else:
+                        records += compare_row(runs, row, identity)
     return pd.DataFrame(records, columns=REPRODUCTION_COLUMNS)
 
 

@@ -255,9 +255,11 @@ def _scores_of(source: ExampleScores | MlflowClient) -> ExampleScores:
     return source if isinstance(source, ExampleScores) else ExampleScores(source)
 
 
-def _paired_run_ids(
+def paired_run_ids(
     trials: pd.DataFrame, system_key: str, reference_key: str
 ) -> tuple[list[str], list[str], list[int]]:
+    """The run ids of two configurations on the seeds both finished, in seed order, and
+    those seeds: the pairing of every paired comparison."""
     system_runs = _run_ids_by_seed(trials, system_key)
     reference_runs = _run_ids_by_seed(trials, reference_key)
     seeds = sorted(system_runs.keys() & reference_runs.keys())
@@ -273,6 +275,21 @@ def _paired_run_ids(
 def _check_choice(name: str, value: str, allowed) -> None:
     if value not in allowed:
         raise AnalysisError(f"{name}={value!r} is not one of {', '.join(allowed)}")
+
+
+def tested_counts(
+    scores: ExampleScores, system_ids, reference_ids, split: str, lang: str, test: str
+) -> tuple[tuple, str] | None:
+    """Both configurations' per-example counts and the name of the statistic the test
+    compares on them, when ``test`` is the permutation test and the artifacts hold counts of
+    a COUNT_STATISTICS metric (NER's f1); else None (the test compares per-example scores)."""
+    if test != "permutation":
+        return None
+    system = scores.counts(system_ids, split, lang)
+    reference = scores.counts(reference_ids, split, lang)
+    if system and reference and system[1] in COUNT_STATISTICS:
+        return (system[0], reference[0]), system[1]
+    return None
 
 
 def compare_configs(
@@ -300,7 +317,7 @@ def compare_configs(
     _check_choice("significance_test", test, SIGNIFICANCE_TESTS)
     _check_choice("correction", correction, (*CORRECTIONS, "none"))
     scores = _scores_of(scores)
-    system_ids, reference_ids, seeds = _paired_run_ids(trials, system_key, reference_key)
+    system_ids, reference_ids, seeds = paired_run_ids(trials, system_key, reference_key)
     languages = split_languages(trials, split)
     if not languages:
         raise AnalysisError(f"no finished trial logged a metric on the {split!r} split")
@@ -310,12 +327,9 @@ def compare_configs(
         reference = scores.scores(reference_ids, split, lang)
         metric = scores.payload(system_ids[0], split, lang).get("metric")
         counts, statistic = None, None
-        if test == "permutation":
-            system_counts = scores.counts(system_ids, split, lang)
-            reference_counts = scores.counts(reference_ids, split, lang)
-            if system_counts and reference_counts and system_counts[1] in COUNT_STATISTICS:
-                counts = (system_counts[0], reference_counts[0])
-                statistic = COUNT_STATISTICS[system_counts[1]]
+        tested = tested_counts(scores, system_ids, reference_ids, split, lang, test)
+        if tested:
+            counts, statistic = tested[0], COUNT_STATISTICS[tested[1]]
         result = run_significance_test(
             test, system, reference, counts, statistic, n_resamples, seed
         )

@@ -3,18 +3,23 @@ English WikiANN NER, over seeds (Efimov et al. 2023).
 
     python sweeps/adjust_ner.py --preset smoke     # synthetic NER + synthetic parallel data
     python sweeps/adjust_ner.py --preset smoke --data-dir /path/to/xtreme-data
-    python sweeps/adjust_ner.py --preset paper     # mBERT, WikiANN and OPUS-100 from the hub
+    python sweeps/adjust_ner.py --preset paper     # mBERT, WikiANN and WikiMatrix from the hub
+
+The `paper` preset is built from the paper's card, `sweeps/papers/efimov2023.yaml`: es, ru,
+vi, hi; HuggingFace's run_ner.py budget (lr 5e-5, 3 epochs); the XNLI sweep's adjustment and
+continual settings, with the card's declared departures.
 """
 
 import sys
 
 from sweeps import adjust_xnli
+from sweeps import experiment as shared
 from sweeps.cli import main
 
-WIKIANN_TARGETS = ("ar", "de", "es", "fr", "hi", "ru", "vi", "zh")
+PAPER = adjust_xnli.PAPER
 # The XNLI sweep's three encoders: the original, the adjusted one, adjusted + continual.
-POINTS = adjust_xnli.POINTS
-SEEDS = {"smoke": [0, 1], "paper": [1, 2, 3, 4, 5]}
+POINTS = {"smoke": adjust_xnli.POINTS["smoke"], "paper": adjust_xnli.paper_points("adjust_ner")}
+SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_ner", (shared.PAPER_PRESET,))}
 # The paper's test: a permutation test on entity F1 (predictions concatenated over seeds).
 SIGNIFICANCE_TEST = "permutation"
 # None: the report selects on English dev F1.
@@ -29,8 +34,7 @@ def trial_settings(preset: str, data_dir: str | None) -> dict:
             "max_eval_examples": 500,
             "epochs": 3.0,
         }
-    # The XNLI budget (lr 2e-5, batch 32, max length 128); 3 epochs is our choice.
-    return {**adjust_xnli.paper_settings("ner", WIKIANN_TARGETS, data_dir), "epochs": 3.0}
+    return shared.paper_settings(PAPER, "adjust_ner", preset, data_dir)
 
 
 if __name__ == "__main__":

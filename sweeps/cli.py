@@ -30,7 +30,14 @@ EXIT_BAD_INPUT = 2  # refused before any work: settings, flags, files, tracking 
 EXIT_CRASHED = 3  # the driver itself failed (traceback printed); --resume continues
 
 # Settings that belong to the sweep, not to a trial.
-SWEEP_SETTINGS = ("seeds", "cpus_per_trial", "log_models", "search_trials", "top_k")
+SWEEP_SETTINGS = (
+    "seeds",
+    "cpus_per_trial",
+    "log_models",
+    "search_trials",
+    "top_k",
+    "search_seeds",
+)
 # Trial settings the sweep script fixes in its points, and the seed (the sweep's `seeds`).
 SCRIPT_SETTINGS = ("method", "adaptation")
 # What `--set` accepts: every trial setting but those, and the sweep settings.
@@ -51,7 +58,9 @@ PATH_SETTINGS = (
 )
 
 
-def build_parser(script: str, description: str | None = None) -> argparse.ArgumentParser:
+def build_parser(
+    script: str, description: str | None = None, presets: tuple[str, ...] = PRESET_NAMES
+) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=f"python sweeps/{script}.py",
         description=description or f"Run the {script} sweep on Ray Tune, tracked in MLflow.",
@@ -59,9 +68,11 @@ def build_parser(script: str, description: str | None = None) -> argparse.Argume
     )
     parser.add_argument(
         "--preset",
-        choices=PRESET_NAMES,
+        choices=presets,
         default="smoke",
-        help="smoke: tiny model, offline, minutes on a laptop; paper: mBERT, hub data, 5 seeds",
+        help="smoke: tiny model, offline, minutes on a laptop; paper: the paper's experiment "
+        "as its card (sweeps/papers/) sets it, hub data, departures declared (--dry-run lists "
+        "them); paper-xlmr (ding2022's scripts that have it): the same with XLM-R base",
     )
     parser.add_argument(
         "--data-dir",
@@ -118,13 +129,27 @@ def build_parser(script: str, description: str | None = None) -> argparse.Argume
         "network and without tracking anything",
     )
     parser.add_argument(
+        "--pilot",
+        metavar="EXPERIMENT",
+        help="with --dry-run: state the minimum detectable difference of this sweep's seeds "
+        "from the runs of that finished sweep (its newest, on the tracking URI; read only)",
+    )
+    parser.add_argument(
+        "--target-difference",
+        type=_positive_flag("--target-difference"),
+        metavar="POINTS",
+        help="with --dry-run --pilot: also the seeds this difference (points, e.g. 0.5) needs "
+        "for 80%% power",
+    )
+    parser.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         help="override a setting (repeatable). A hyperparameter "
         f"({', '.join(HYPERPARAMETER_NAMES)}) replaces that axis of the grid in the points "
-        "whose method or adaptation has it; seeds=0,1,2 sets the seeds; method and "
+        "whose method or adaptation has it; seeds=0,1,2 sets the seeds (seeds=auto: in rounds, "
+        "stopping decided or futile configurations early); method and "
         "adaptation are fixed by the sweep script; anything else changes every trial",
     )
     return parser
@@ -138,13 +163,17 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
             raise ConfigError(key, value, f"fixed by the sweep script ({_what_runs(spec)})")
         if key == "seed":
             raise ConfigError("seed", value, "set the sweep's seeds with seeds=0,1,2")
-        if key == "seeds":
+        if key == "seeds" and value.strip() == "auto":
+            from sweeps.sequential_seeds import use_auto_seeds
+
+            use_auto_seeds(spec)
+        elif key == "seeds":
             spec.seeds = _parse_seeds(value)
         elif key == "cpus_per_trial":
             spec.cpus_per_trial = _positive_number(key, value)
         elif key == "log_models":
             spec.log_models = _boolean(key, value)
-        elif key in ("search_trials", "top_k"):
+        elif key in ("search_trials", "top_k", "search_seeds"):
             setattr(spec, key, _int_setting(key, value, 1))
         elif key in HYPERPARAMETER_NAMES:
             spec.fixed_axes[key] = coerce_setting(key, value)
@@ -182,7 +211,8 @@ def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
             "main takes a sweep script's module, e.g. main(sys.modules[__name__]) in the "
             f"script or main(sweeps.ear_xnli); got {script!r}"
         )
-    args = build_parser(Path(script.__file__).stem, script.__doc__).parse_args(argv)
+    presets = tuple(getattr(script, "POINTS", PRESET_NAMES))
+    args = build_parser(Path(script.__file__).stem, script.__doc__, presets).parse_args(argv)
     try:
         if args.data_dir and not Path(args.data_dir).is_dir():
             raise ConfigError(
@@ -193,10 +223,20 @@ def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
         spec = experiment_spec(script, args.preset, args.data_dir)
         spec.strategy = args.strategy
         spec = resolve_paths(apply_overrides(spec, parse_assignments(args.set)))
+        if (args.pilot or args.target_difference) and not args.dry_run:
+            raise ConfigError(
+                "--pilot" if args.pilot else "--target-difference",
+                args.pilot or args.target_difference,
+                "only with --dry-run (a report takes --target-difference: python -m analysis "
+                "report)",
+            )
         if args.dry_run:
-            from sweeps.plan import print_plan
+            from sweeps.plan import power_lines, print_plan
 
-            return print_plan(spec, args.trials_per_gpu)
+            power = power_lines(spec, args.tracking_uri, args.pilot, args.target_difference)
+            code = print_plan(spec, args.trials_per_gpu)
+            print("\n".join(["", *power]), flush=True)
+            return code
     except (ConfigError, DataError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -296,6 +336,18 @@ def _int_setting(name: str, value: str, low: int) -> int:
     if number < low:
         raise ConfigError(name, value, f"an integer >= {low}")
     return number
+
+
+def _positive_flag(name: str):
+    """An argparse type for a number > 0 whose error names the flag."""
+
+    def parse(value: str) -> float:
+        try:
+            return _positive_number(name, value)
+        except ConfigError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
 
 
 def _int_flag(name: str, low: int):

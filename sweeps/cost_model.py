@@ -9,12 +9,14 @@ utilisation, and peak memory is a formula.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from xlt_core.config import TINY_MODEL, TrialConfig
+from xlt_core.data.parallel import parallel_targets, stage_targets
 
 # The GPU the GPU-hours assume: NVIDIA A100, dense bf16 tensor-core peak (A100 datasheet),
 # at 40% model FLOPs utilisation, issue 10's target for bf16 fine-tuning at mBERT-base.
@@ -72,6 +74,12 @@ class TaskData:
     test: int  # test examples per evaluated language
     words: float  # mean whitespace words per example (the text one encoder row holds)
     source_tested: bool = True  # False: only the target languages have test sets
+    # Mean words of a training and dev example where they differ from the test's (XSR
+    # fine-tunes and selects on SQuAD, then retrieves short sentences); None: `words`.
+    train_words: float | None = None
+
+    def tokens(self, words: float, config: TrialConfig) -> float:
+        return min(words * TOKENS_PER_WORD, config.max_seq_length)
 
 
 # Sizes: the hub data sets the paper presets read. Words: measured 2026-11-30 on the shared
@@ -88,9 +96,10 @@ TASK_DATA = {
     # SQuAD v1.1 train / dev; per language XQuAD's 1,190 questions (MLQA and XQuAD's
     # cross-lingual directions are not counted). Words: context + question, xquad.en.json.
     "qa": TaskData(87_599, 10_570, 1_190, 137.43),
-    # Tatoeba, 1,000 pairs per target language (XTREME), dev and test parts together; no
-    # training. Words: both sides, twice tatoeba/tatoeba.fra-eng.eng's mean of 6.89.
-    "xsr": TaskData(0, 0, 1_000, 13.78, source_tested=False),
+    # Fine-tuned as QA (SQuAD v1.1 train / dev, the QA row's words), then Tatoeba, 1,000
+    # pairs per target language (XTREME), dev and test parts together. Test words: both
+    # sides, twice tatoeba/tatoeba.fra-eng.eng's mean of 6.89.
+    "xsr": TaskData(87_599, 10_570, 1_000, 13.78, source_tested=False, train_words=137.43),
 }
 # Words per parallel sentence (adjustment, continual alignment): the English side of
 # ../shared/data/parallel/opensubtitles-en-vi (1,000 sentences), standing in for OPUS-100.
@@ -196,12 +205,13 @@ def items_per_example(config: TrialConfig) -> int:
 
 
 def example_tokens(config: TrialConfig) -> float:
-    """A typical example's tokens, at most max_seq_length."""
-    return min(TASK_DATA[config.task].words * TOKENS_PER_WORD, config.max_seq_length)
+    """A typical training (and dev) example's tokens, at most max_seq_length."""
+    data = TASK_DATA[config.task]
+    return data.tokens(data.train_words or data.words, config)
 
 
-def evaluated_examples(config: TrialConfig, trains: bool) -> float:
-    """Examples evaluated in one trial: English dev at every evaluation during training and
+def evaluated_tokens(config: TrialConfig, trains: bool) -> float:
+    """Tokens evaluated in one trial: English dev at every evaluation during training and
     once at the end, every language's test, the generalized pairs and mixed-language sets.
     Hub sizes, each set capped by max_eval_examples."""
     data = TASK_DATA[config.task]
@@ -214,17 +224,20 @@ def evaluated_examples(config: TrialConfig, trains: bool) -> float:
     if config.mixed_language:
         test_sets += len(config.target_langs)
     evaluations = math.ceil(config.epochs * config.evals_per_epoch) + 1 if trains else 1
-    return dev * evaluations + test * test_sets
+    return dev * evaluations * example_tokens(config) + test * test_sets * data.tokens(
+        data.words, config
+    )
 
 
 def adaptation_flops(config: TrialConfig, body_params: int, train_steps: float) -> float:
-    """The adjustment stage (every target language's parallel sentences, adjust_epochs
-    times) and, for adjusted_continual, continual_pairs parallel pairs every training step.
-    Counted in every trial, an upper bound: trials with the same adjustment and seed share
-    one adjusted encoder through the cache."""
+    """The adjustment stage (the sample of each target language with parallel data,
+    adjust_epochs times) and, for adjusted_continual, continual_pairs parallel pairs every
+    training step. Counted in every trial, an upper bound: trials with the same adjustment,
+    language and seed share one adjusted encoder through the cache."""
     if config.adaptation == "none":
         return 0.0
-    pairs = len(config.target_langs) * config.parallel_max_sentences * config.adjust_epochs
+    languages = len(parallel_targets(config))
+    pairs = languages * config.parallel_max_sentences * config.adjust_epochs
     if config.adaptation == "adjusted_continual":
         pairs += train_steps * config.continual_pairs
     sentence_tokens = PARALLEL_WORDS * TOKENS_PER_WORD
@@ -247,8 +260,31 @@ def peak_memory(config: TrialConfig, shape: ModelShape, trains: bool) -> float:
     return 16.0 * shape.params + activations + frozen
 
 
+def language_stages(config: TrialConfig) -> list[TrialConfig]:
+    """What one trial fine-tunes: for an adaptation, one model per target language with
+    parallel data, each adjusted on that language only and evaluated on its stage's targets
+    (xlt_core/language_stages.py); otherwise the trial's one model."""
+    if not config.adjusted:
+        return [config]
+    return [
+        dataclasses.replace(config, target_langs=targets)
+        for targets in stage_targets(config).values()
+    ]
+
+
 def estimate_trial(config: TrialConfig, shape: ModelShape, train_examples: int) -> TrialEstimate:
-    """One trial's cost (no training examples: a task that evaluates the encoder as it is).
+    """One trial's cost: the sum over its language stages (k fine-tunings for an adjusted
+    trial with k target languages), its peak memory the largest stage's."""
+    stages = [estimate_stage(stage, shape, train_examples) for stage in language_stages(config)]
+    return TrialEstimate(
+        sum(stage.train_tokens for stage in stages),
+        sum(stage.flops for stage in stages),
+        max(stage.peak_bytes for stage in stages),
+    )
+
+
+def estimate_stage(config: TrialConfig, shape: ModelShape, train_examples: int) -> TrialEstimate:
+    """One model's cost (no training examples: a task that evaluates the encoder as it is).
     FLOPs per token: 6 x non-embedding parameters for a training step
     (Kaplan et al. 2020; embedding lookups are not matrix products), times the objective's
     step cost; 2 x for an evaluated token. The attention-score term (6 x layers x s x h per
@@ -258,7 +294,7 @@ def estimate_trial(config: TrialConfig, shape: ModelShape, train_examples: int) 
     padding = GROUPED_PADDING if config.group_by_length else RANDOM_PADDING
     train_tokens = items * config.epochs * example_tokens(config) * padding
     train_steps = math.ceil(items / config.batch_size) * config.epochs
-    eval_tokens = evaluated_examples(config, trains) * example_tokens(config) * GROUPED_PADDING
+    eval_tokens = evaluated_tokens(config, trains) * GROUPED_PADDING
     flops = (
         6 * shape.body_params * train_tokens * step_cost(config)
         + 2 * shape.body_params * eval_tokens

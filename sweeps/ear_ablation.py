@@ -10,6 +10,7 @@ The paper ablates on XNLI only (its Table 3); PAWS-X has no ablation table.
 import sys
 
 from sweeps import ear_xnli
+from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.spaces import BASELINE
 
@@ -22,10 +23,20 @@ ABLATION = [
     {**FULL, "alpha": 0.0, "beta": 0.0},
 ]
 
-POINTS = {"smoke": [BASELINE, *ABLATION], "paper": [BASELINE, *ABLATION]}
-SEEDS = ear_xnli.SEEDS
+# The paper card the paper presets are built from.
+PAPER = ear_xnli.PAPER
+PRESETS = ("paper",)
+POINTS = {
+    "smoke": [BASELINE, *ABLATION],
+    "paper": shared.paper_points(PAPER, "ear_ablation", "paper", [BASELINE, *ABLATION]),
+}
+SEEDS = {"smoke": ear_xnli.SEEDS["smoke"], **shared.paper_seeds(PAPER, "ear_ablation", PRESETS)}
 SIGNIFICANCE_TEST = ear_xnli.SIGNIFICANCE_TEST
-trial_settings = ear_xnli.trial_settings
+
+
+def trial_settings(preset: str, data_dir: str | None) -> dict:
+    """ear_xnli's smoke settings, or the paper card's settings of this experiment."""
+    return ear_xnli.trial_settings(preset, data_dir, experiment="ear_ablation")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ The smoke preset scales the synthetic data's own small table the same way.
 import sys
 
 from sweeps import ear_xnli
+from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.spaces import BASELINE
 
@@ -19,10 +20,23 @@ SCALED = [
     {"method": "ear", **ear_xnli.PAPER_SETTING, "dictionary_scale": scale} for scale in SCALES
 ]
 
-POINTS = {"smoke": [BASELINE, SCALED[0], SCALED[2]], "paper": [BASELINE, *SCALED]}
-SEEDS = ear_xnli.SEEDS
+# The paper card the paper presets are built from.
+PAPER = ear_xnli.PAPER
+PRESETS = ("paper",)
+POINTS = {
+    "smoke": [BASELINE, SCALED[0], SCALED[2]],
+    "paper": shared.paper_points(PAPER, "ear_dictionary_scale", "paper", [BASELINE, *SCALED]),
+}
+SEEDS = {
+    "smoke": ear_xnli.SEEDS["smoke"],
+    **shared.paper_seeds(PAPER, "ear_dictionary_scale", PRESETS),
+}
 SIGNIFICANCE_TEST = ear_xnli.SIGNIFICANCE_TEST
-trial_settings = ear_xnli.trial_settings
+
+
+def trial_settings(preset: str, data_dir: str | None) -> dict:
+    """ear_xnli's smoke settings, or the paper card's settings of this experiment."""
+    return ear_xnli.trial_settings(preset, data_dir, experiment="ear_dictionary_scale")
 
 
 if __name__ == "__main__":

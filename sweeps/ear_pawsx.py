@@ -2,6 +2,11 @@
 
 python sweeps/ear_pawsx.py --preset smoke
 python sweeps/ear_pawsx.py --preset smoke --data-dir ../shared/data
+python sweeps/ear_pawsx.py --preset paper --dry-run
+
+The paper presets (paper: mBERT; paper-xlmr: XLM-R base, Table 2's XLM-R rows) are built
+from the paper's card, sweeps/papers/ding2022.yaml: the XNLI grid with the m = 10 synonym
+copies the paper draws on PAWS-X, and its training settings and declared departures.
 """
 
 import sys
@@ -9,15 +14,16 @@ import sys
 from sweeps import ear_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
-from sweeps.spaces import BASELINE, with_setting
+from sweeps.spaces import BASELINE
 
-# The paper draws m = 10 synonym copies per example on PAWS-X; otherwise the XNLI grid.
-M = 10
+PAPER = ear_xnli.PAPER
+# The XNLI grids, with the card's m (10 copies per example on PAWS-X).
 POINTS = {
     "smoke": [BASELINE, *ear_xnli.SMOKE_POINTS],
-    "paper": [BASELINE, *with_setting(ear_xnli.PAPER_GRID, "m", M)],
+    "paper": shared.paper_points(PAPER, "ear_pawsx", "paper", [BASELINE, *ear_xnli.PAPER_GRID]),
+    "paper-xlmr": shared.paper_points(PAPER, "ear_pawsx", "paper-xlmr", ear_xnli.XLMR_POINTS),
 }
-SEEDS = {"smoke": [0, 1], "paper": [1, 2, 3, 4, 5]}
+SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "ear_pawsx", ("paper", "paper-xlmr"))}
 # Paired t-test on per-example scores averaged over seeds.
 SIGNIFICANCE_TEST = "ttest"
 # None: the report selects on English dev accuracy.
@@ -25,28 +31,21 @@ SELECTION_METRIC = None
 
 
 def trial_settings(preset: str, data_dir: str | None) -> dict:
-    """PAWS-X trial settings, generalized pairs on (both papers evaluate PAWS-X); robust_pawsx
-    trains with the same."""
-    if preset == "smoke":
-        base = {
-            **shared.SMOKE_TRAINING,
-            "task": "pawsx",
-            "target_langs": list(shared.SYNTHETIC_TARGETS),
-            "generalized_pairs": True,
-        }
-        base.update(shared.data_settings(data_dir, default_source="synthetic"))
-        if data_dir:
-            # The shared sample has PAWS-X dev files only: cut them into disjoint train /
-            # dev (selection) / test parts by example index (see xlt_core/data/loading.py).
-            base.update({"split_dev_files": True, "target_langs": list(shared.LOCAL_PAWSX_TARGETS)})
-        return base
+    """PAWS-X trial settings, generalized pairs on (huang2021 evaluates them; the card
+    declares them for the paper presets): the smoke budget, or the paper card's."""
+    if preset != "smoke":
+        return shared.paper_settings(PAPER, "ear_pawsx", preset, data_dir)
     base = {
-        **shared.PAPER_TRAINING,
+        **shared.SMOKE_TRAINING,
         "task": "pawsx",
-        "target_langs": list(shared.PAWSX_TARGETS),
+        "target_langs": list(shared.SYNTHETIC_TARGETS),
         "generalized_pairs": True,
     }
-    base.update(shared.data_settings(data_dir, default_source="hub"))
+    base.update(shared.data_settings(data_dir, default_source="synthetic"))
+    if data_dir:
+        # The shared sample has PAWS-X dev files only: cut them into disjoint train /
+        # dev (selection) / test parts by example index (see xlt_core/data/loading.py).
+        base.update({"split_dev_files": True, "target_langs": list(shared.LOCAL_PAWSX_TARGETS)})
     return base
 
 

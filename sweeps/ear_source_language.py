@@ -23,6 +23,7 @@ Where the paper is silent or we cannot follow it:
 import sys
 
 from sweeps import ear_xnli
+from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.spaces import BASELINE
 
@@ -31,14 +32,27 @@ EAR_BY_SOURCE = [
     {"method": "ear", **ear_xnli.PAPER_SETTING, "source_lang": lang} for lang in SOURCE_LANGUAGES
 ]
 
-POINTS = {"smoke": [BASELINE, *EAR_BY_SOURCE], "paper": [BASELINE, *EAR_BY_SOURCE]}
-SEEDS = ear_xnli.SEEDS
+# The paper card the paper presets are built from.
+PAPER = ear_xnli.PAPER
+PRESETS = ("paper",)
+POINTS = {
+    "smoke": [BASELINE, *EAR_BY_SOURCE],
+    "paper": shared.paper_points(PAPER, "ear_source_language", "paper", [BASELINE, *EAR_BY_SOURCE]),
+}
+SEEDS = {
+    "smoke": ear_xnli.SEEDS["smoke"],
+    **shared.paper_seeds(PAPER, "ear_source_language", PRESETS),
+}
 SIGNIFICANCE_TEST = ear_xnli.SIGNIFICANCE_TEST
 # None: the report selects on English dev accuracy, which every trial evaluates.
 SELECTION_METRIC = None
 # The smoke preset's synthetic targets (es, de, ru) hold both translated sources, and
 # English is always tested; the paper preset's 14 targets and English are its 15 languages.
-trial_settings = ear_xnli.trial_settings
+
+
+def trial_settings(preset: str, data_dir: str | None) -> dict:
+    """ear_xnli's smoke settings, or the paper card's settings of this experiment."""
+    return ear_xnli.trial_settings(preset, data_dir, experiment="ear_source_language")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ default 0.01. SRPT reads layer 6, mBERT's "middle layer".
 import sys
 
 from sweeps import ear_xnli
+from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.spaces import BASELINE
 
@@ -23,18 +24,27 @@ EPT_APT = {"method": "ear", **ear_xnli.PAPER_SETTING}
 NT_APT = {"method": "ear_nt", "beta": 0.1, "layer": 6}
 EPT_SRPT = {"method": "ear_srpt", **ear_xnli.PAPER_SETTING}
 
+PAPER_POINTS = [
+    BASELINE,
+    EPT_APT,
+    *({**NT_APT, "noise_sigma": sigma} for sigma in NOISE_SIGMAS),
+    EPT_SRPT,
+]
+# paper: mBERT (Table 4); paper-xlmr: XLM-R base (Table A.4), the same rows.
+# The paper card the paper presets are built from.
+PAPER = ear_xnli.PAPER
+PRESETS = ("paper", "paper-xlmr")
 POINTS = {
     "smoke": [BASELINE, EPT_APT, NT_APT, EPT_SRPT],
-    "paper": [
-        BASELINE,
-        EPT_APT,
-        *({**NT_APT, "noise_sigma": sigma} for sigma in NOISE_SIGMAS),
-        EPT_SRPT,
-    ],
+    **{p: shared.paper_points(PAPER, "ear_targets", p, PAPER_POINTS) for p in PRESETS},
 }
-SEEDS = ear_xnli.SEEDS
+SEEDS = {"smoke": ear_xnli.SEEDS["smoke"], **shared.paper_seeds(PAPER, "ear_targets", PRESETS)}
 SIGNIFICANCE_TEST = ear_xnli.SIGNIFICANCE_TEST
-trial_settings = ear_xnli.trial_settings
+
+
+def trial_settings(preset: str, data_dir: str | None) -> dict:
+    """ear_xnli's smoke settings, or the paper card's settings of this experiment."""
+    return ear_xnli.trial_settings(preset, data_dir, experiment="ear_targets")
 
 
 if __name__ == "__main__":

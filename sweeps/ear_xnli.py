@@ -2,6 +2,11 @@
 
 python sweeps/ear_xnli.py --preset smoke
 python sweeps/ear_xnli.py --preset paper
+python sweeps/ear_xnli.py --preset paper-xlmr
+
+The paper presets are built from the paper's card, sweeps/papers/ding2022.yaml (its
+settings with their sources, and the declared departures that --dry-run prints): mBERT
+(paper) or XLM-R base (paper-xlmr, Table 1's XLM-R rows: the baseline, RS-DA and EAR).
 """
 
 import sys
@@ -31,9 +36,21 @@ PAPER_GRID = unique(
 # Smoke: the paper's and the released scripts' settings. Every grid point is one `--set`
 # away: --set alpha=.. --set beta=.. --set layer=..
 SMOKE_POINTS = [{"method": "ear", **PAPER_SETTING}, {"method": "ear", **RELEASED_SETTING}]
+# Table 1's XLM-R rows: "XLM-R*", "+RS-DA*" (huang2021's released variant) and "+Ours".
+XLMR_POINTS = [
+    BASELINE,
+    {"method": "rs_da", "rs_da_variant": "released"},
+    {"method": "ear", **PAPER_SETTING},
+]
 
-POINTS = {"smoke": [BASELINE, *SMOKE_POINTS], "paper": [BASELINE, *PAPER_GRID]}
-SEEDS = {"smoke": [0, 1], "paper": [1, 2, 3, 4, 5]}
+# The paper card the paper presets are built from (seeds, m, training settings, departures).
+PAPER = "ding2022"
+POINTS = {
+    "smoke": [BASELINE, *SMOKE_POINTS],
+    "paper": shared.paper_points(PAPER, "ear_xnli", "paper", [BASELINE, *PAPER_GRID]),
+    "paper-xlmr": shared.paper_points(PAPER, "ear_xnli", "paper-xlmr", XLMR_POINTS),
+}
+SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "ear_xnli", ("paper", "paper-xlmr"))}
 # Paired t-test on per-example scores averaged over seeds.
 SIGNIFICANCE_TEST = "ttest"
 # None: the report selects on English dev accuracy.
@@ -45,22 +62,21 @@ LOG_MODELS = {"smoke": True, "paper": False}
 SEARCH = {"smoke": {"search_trials": 4, "top_k": 1}, "paper": {"search_trials": 40, "top_k": 3}}
 
 
-def trial_settings(preset: str, data_dir: str | None) -> dict:
-    """What every trial of the sweep shares (robust_xnli trains with the same)."""
-    if preset == "smoke":
-        base = {
-            **shared.SMOKE_TRAINING,
-            "task": "xnli",
-            "target_langs": list(shared.SYNTHETIC_TARGETS),
-        }
-        base.update(shared.data_settings(data_dir, default_source="synthetic"))
-        if data_dir:
-            # The real training sample (999 pairs) gives the tiny model little to learn from;
-            # evaluating on 1,000 test pairs per language keeps the smoke run short.
-            base["max_eval_examples"] = 1000
-        return base
-    base = {**shared.PAPER_TRAINING, "task": "xnli", "target_langs": list(shared.XNLI_TARGETS)}
-    base.update(shared.data_settings(data_dir, default_source="hub"))
+def trial_settings(preset: str, data_dir: str | None, experiment: str = "ear_xnli") -> dict:
+    """What every trial of the sweep shares: the smoke budget on synthetic data, or the
+    paper card's settings for `experiment` (ding2022's XNLI experiments share this)."""
+    if preset != "smoke":
+        return shared.paper_settings(PAPER, experiment, preset, data_dir)
+    base = {
+        **shared.SMOKE_TRAINING,
+        "task": "xnli",
+        "target_langs": list(shared.SYNTHETIC_TARGETS),
+    }
+    base.update(shared.data_settings(data_dir, default_source="synthetic"))
+    if data_dir:
+        # The real training sample (999 pairs) gives the tiny model little to learn from;
+        # evaluating on 1,000 test pairs per language keeps the smoke run short.
+        base["max_eval_examples"] = 1000
     return base
 
 

@@ -1,7 +1,8 @@
 """What the sweep scripts share: `SweepSpec`, `experiment_spec` (a script's module to its
-`SweepSpec`), the training budgets, the data sets' languages and the data settings. Each
-experiment itself (grids, seeds, test, selection metric, trial settings) is written out as
-data in its own script, `sweeps/<name>.py`.
+`SweepSpec`), the smoke budget, a paper preset's settings from its paper card
+(`sweeps/paper_cards.py`), the smoke data's languages and the data settings. Each experiment
+itself (grids, seeds, test, selection metric, trial settings) is written out as data in its
+own script, `sweeps/<name>.py`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from sweeps.paper_cards import PAPER_PRESET, Departure, PaperCard, load_card, sweep_departures
+from sweeps.spaces import with_setting
+from xlt_core.errors import ConfigError
 
 
 @dataclass
@@ -36,7 +41,15 @@ class SweepSpec:
     # and the hyperparameters fixed with --set (constants in the search space).
     search_trials: int = 4
     top_k: int = 1
+    # Phase 1 ranks each sampled configuration on its mean over this many seeds (the sweep's
+    # first ones; Tune's Repeater), so that a lucky seed does not win it.
+    search_seeds: int = 1
     fixed_axes: dict = field(default_factory=dict)
+    # The paper card a paper preset is built from (None: smoke, or a script without one).
+    paper_card: PaperCard | None = None
+    # `--set seeds=auto`: the seeds added per round of sequential seeds (None: every seed
+    # up front; sweeps/sequential_seeds.py).
+    seed_rounds: tuple[int, ...] | None = None
 
     def __post_init__(self):
         # A sweep's own copies: `--set` changes them, never a script's module-level grids.
@@ -44,8 +57,19 @@ class SweepSpec:
         self.points = [dict(point) for point in self.points]
         self.seeds = list(self.seeds)
 
+    def departures(self) -> list[Departure]:
+        """The departures from the paper this sweep makes, `--set` included (none without
+        a card)."""
+        if self.paper_card is None:
+            return []
+        return sweep_departures(
+            self.paper_card, self.experiment, self.preset, self.base, self.seeds, self.fixed_axes
+        )
 
-PRESET_NAMES = ("smoke", "paper")
+
+# Every script has these presets; a paper's card may add others (ding2022: paper-xlmr), which
+# the scripts that run them list in POINTS.
+PRESET_NAMES = ("smoke", PAPER_PRESET)
 # What every sweep script defines: its grids and seeds by preset, the report's test, and
 # trial_settings(preset, data_dir) -> the settings every trial shares.
 REQUIRED_NAMES = ("POINTS", "SEEDS", "SIGNIFICANCE_TEST", "trial_settings")
@@ -57,13 +81,19 @@ def experiment_spec(module: types.ModuleType, preset: str, data_dir: str | None)
     `adjust_ner`). Required names: `POINTS` and `SEEDS` by preset, `SIGNIFICANCE_TEST`,
     `trial_settings(preset, data_dir)`. Optional, with their defaults: `SELECTION_METRIC`
     (None: English dev), `LOG_MODELS` by preset (False), `SEARCH` by preset, a dict of
-    `search_trials` and `top_k` (`SweepSpec`'s: 4 and 1)."""
+    `search_trials` and `top_k` (`SweepSpec`'s: 4 and 1), `PAPER` (the name of the paper card
+    its presets other than smoke are built from: their departures are printed and logged)."""
     missing = [name for name in REQUIRED_NAMES if not hasattr(module, name)]
     if missing:
         raise TypeError(
             f"{module.__name__} is not a sweep script: it lacks {', '.join(missing)} "
             f"(a sweep script defines {', '.join(REQUIRED_NAMES)})"
         )
+    if preset not in module.POINTS:
+        raise ConfigError(
+            "--preset", preset, f"one of this sweep's presets: {', '.join(module.POINTS)}"
+        )
+    paper = getattr(module, "PAPER", None)
     return SweepSpec(
         Path(module.__file__).stem,
         module.trial_settings(preset, data_dir),
@@ -74,6 +104,7 @@ def experiment_spec(module: types.ModuleType, preset: str, data_dir: str | None)
         selection_metric=getattr(module, "SELECTION_METRIC", None),
         log_models=getattr(module, "LOG_MODELS", {}).get(preset, False),
         **getattr(module, "SEARCH", {}).get(preset, {}),
+        paper_card=load_card(paper) if paper and preset != "smoke" else None,
     )
 
 
@@ -91,21 +122,28 @@ SMOKE_TRAINING = {
     "tiny_heads": 4,
 }
 
-# XTREME's XNLI fine-tuning budget for mBERT (lr 2e-5, batch 32, max length 128); the
-# epoch count is ours (2): override with --set epochs=N.
-PAPER_TRAINING = {
-    "model": "bert-base-multilingual-cased",
-    "learning_rate": 2e-5,
-    "batch_size": 32,
-    "epochs": 2.0,
-    "evals_per_epoch": 4,
-    "max_seq_length": 128,
-    "warmup_ratio": 0.1,
-}
 
-# The data sets' target languages (English is the source everywhere).
-XNLI_TARGETS = ("ar", "bg", "de", "el", "es", "fr", "hi", "ru", "sw", "th", "tr", "ur", "vi", "zh")
-PAWSX_TARGETS = ("de", "es", "fr", "ja", "ko", "zh")
+def paper_settings(paper: str, experiment: str, preset: str, data_dir: str | None) -> dict:
+    """A paper preset's trial settings: its card's (departures applied), then the data
+    settings (`--data-dir`, else the hub)."""
+    card = load_card(paper)
+    return {**card.trial_settings(experiment, preset), **data_settings(data_dir, "hub")}
+
+
+def paper_points(paper: str, experiment: str, preset: str, points: list[dict]) -> list[dict]:
+    """`points` with the hyperparameters the card fixes (e.g. m = 3) set in every point
+    that has them."""
+    for name, value in load_card(paper).point_settings(experiment, preset).items():
+        points = with_setting(points, name, value)
+    return points
+
+
+def paper_seeds(paper: str, experiment: str, presets: tuple[str, ...]) -> dict[str, list[int]]:
+    """Each paper preset's seeds, from the card."""
+    return {preset: load_card(paper).seeds(experiment, preset) for preset in presets}
+
+
+# The paper presets' target languages are on their cards (English is the source everywhere).
 # The synthetic data's pseudo-languages (xlt_core/data/synthetic.py).
 SYNTHETIC_TARGETS = ("es", "de", "ru")
 # The shared PAWS-X sample (../shared/data/pawsx) holds dev files only, in these targets.

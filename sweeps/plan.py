@@ -15,13 +15,24 @@ from dataclasses import dataclass
 
 from sweeps import cost_model
 from sweeps.experiment import SweepSpec
+from sweeps.paper_cards import value_text
 from sweeps.resources import trial_resources
 from sweeps.spaces import SEARCH_RANGES
-from xlt_core.config import TrialConfig
+from xlt_core.config import ADAPTATION_HYPERPARAMETERS, TrialConfig
+from xlt_core.data.parallel import stage_targets
 from xlt_core.errors import ConfigError
 
 GRID = "grid"  # sweeps/search.py's PHASE_GRID (that module loads torch)
 GIB = 2**30
+# What an adjusted encoder depends on besides its language and seed (its cache key,
+# xlt_core/adjustment.py): configurations that agree on these share their encoders.
+ADJUSTMENT_SETTINGS = (
+    *ADAPTATION_HYPERPARAMETERS["adjusted"],
+    "adjust_batch_size",
+    "parallel_data",
+    "parallel_max_sentences",
+    "parallel_pool_sentences",
+)
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,39 @@ def print_plan(spec: SweepSpec, trials_per_gpu: int | None) -> int:
     return 0
 
 
+def power_lines(
+    spec: SweepSpec, tracking_uri: str | None, pilot: str | None, target: float | None
+) -> list[str]:
+    """`--pilot EXPERIMENT`: what the sweep's seeds could detect, from that finished sweep's
+    runs (analysis/power.py; read only); without one, the line that says it is needed."""
+    if pilot is None:
+        return [
+            "Power: not stated: it needs a pilot sweep (--pilot EXPERIMENT, a finished sweep "
+            "of this task with 2 or more seeds on the tracking URI)"
+        ]
+    from analysis.collect import AnalysisError
+    from analysis.power import pilot_lines
+    from sweeps.tracking import resolve_tracking_uri
+
+    try:
+        return pilot_lines(resolve_tracking_uri(tracking_uri), pilot, len(spec.seeds), target)
+    except AnalysisError as error:
+        raise ConfigError("--pilot", pilot, f"a finished sweep on the tracking URI: {error}")
+
+
+def sequential_lines(spec: SweepSpec) -> list[str]:
+    """`--set seeds=auto`: the rounds and the design (the trials below are the maximum)."""
+    if not spec.seed_rounds:
+        return []
+    from analysis.sequential import SequentialDesign
+
+    design = SequentialDesign(tuple(spec.seed_rounds))
+    return [
+        f"Sequential seeds: {design.describe()}; the trials below are the maximum (a decided "
+        "or futile configuration gets no more seeds)"
+    ]
+
+
 def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
     """The plan as text. Raises ConfigError on a bad setting, as the sweep would."""
     configs = [TrialConfig.from_dict({**spec.base, **point}) for point in spec.points]
@@ -58,13 +102,81 @@ def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
         f"Dry run of {spec.experiment} (preset {spec.preset}, strategy {spec.strategy}): "
         "nothing started, nothing tracked.",
         f"Seeds ({len(spec.seeds)}): {', '.join(map(str, spec.seeds))}",
+        *sequential_lines(spec),
         *(phase.summary for phase in phases),
         f"Trials: {total}" + (" at most (ASHA stops some early)" if len(phases) > 1 else ""),
+        *adjustment_lines(spec, configs),
         f"Resources per trial: {resources_text(spec, trials_per_gpu)}",
+        training_text(configs[0]),
+        *paper_lines(spec),
         "",
         *estimate_lines(configs[0], phases),
     ]
     return "\n".join(lines)
+
+
+# The trial settings the plan names: what sets a trial's training budget and numerics.
+TRAINING_SETTINGS = (
+    "model",
+    "epochs",
+    "learning_rate",
+    "batch_size",
+    "max_seq_length",
+    "warmup_ratio",
+    "precision",
+)
+
+
+def training_text(config: TrialConfig) -> str:
+    """`Training: model=bert-base-multilingual-cased epochs=1 ...` (every trial's)."""
+    values = " ".join(f"{name}={value_text(getattr(config, name))}" for name in TRAINING_SETTINGS)
+    if config.precision == "fp32":
+        # sweeps/cost_model.py's throughput is bf16 tensor cores'.
+        values += " (the GPU-hours below assume bf16: fp32 trains several times slower)"
+    return f"Training (every trial): {values}"
+
+
+def paper_lines(spec: SweepSpec) -> list[str]:
+    """A paper preset's card and its departures from the paper (`--set` included)."""
+    card = spec.paper_card
+    if card is None:
+        return []
+    departures = spec.departures()
+    return [
+        f"Paper card: {card.paper} (sweeps/papers/{card.path.name})",
+        f"Departures from {card.citation}: {len(departures)}",
+        *(f"  - {departure.line()}" for departure in departures),
+    ]
+
+
+def adjustment_lines(spec: SweepSpec, configs: list[TrialConfig]) -> list[str]:
+    """The adjusted encoders a sweep computes: one per (target language, seed) and adjustment
+    settings, each adjusted on that language's pairs only and fine-tuned by every trial of
+    an adjusted configuration (k fine-tunings per trial: xlt_core/language_stages.py);
+    configurations with the same adjustment settings share them through the cache."""
+    adjusted = [config for config in configs if config.adjusted]
+    if not adjusted:
+        return []
+    settings = {tuple(getattr(c, name) for name in ADJUSTMENT_SETTINGS) for c in adjusted}
+    stages = {lang: targets for c in adjusted for lang, targets in stage_targets(c).items()}
+    per_setting = len(stages) * len(spec.seeds)
+    lines = [
+        f"Adjusted encoders: {per_setting * len(settings)} = {len(stages)} languages "
+        f"({', '.join(stages)}) x {len(spec.seeds)} seeds"
+        + (f" x {len(settings)} adjustment settings" if len(settings) > 1 else "")
+        + ", one per (language, seed), each adjusted on its en-<language> pairs only; "
+        f"each of the {len(adjusted)} adjusted configurations' trials fine-tunes "
+        f"{len(stages)} models, one per language",
+    ]
+    for lang, targets in stages.items():
+        also = (
+            f" (and {', '.join(targets[1:])}, which have no parallel data)" if targets[1:] else ""
+        )
+        lines.append(
+            f"  - {lang}: {len(spec.seeds)} encoders (seeds {', '.join(map(str, spec.seeds))}), "
+            f"tested on {lang}{also}; English and dev: the mean over the {len(stages)} models"
+        )
+    return lines
 
 
 def grid_phases(spec: SweepSpec, configs: list[TrialConfig]) -> list[Phase]:
@@ -104,13 +216,20 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
     fixed = ", ".join(f"{name}={value}" for name, value in spec.fixed_axes.items()) or "none"
     seeds, k = len(spec.seeds), spec.top_k
     sampled = f"sampled {costliest.method}, costliest choices"
+    repeat = spec.search_seeds
+    phase1_seeds = ", ".join(map(str, spec.seeds[:repeat]))
+    ranking = (
+        "ASHA stops weak ones early on English dev"
+        if repeat == 1
+        else "each ranked on its mean English dev over the seeds (Tune's Repeater; no ASHA)"
+    )
     phase1 = Phase(
         f"Phase 1 (search): {spec.search_trials} configurations sampled by Optuna TPE "
         f"(the sweep's own first) from sweeps/spaces.py SEARCH_RANGES "
         f"({'; '.join(f'{m}: {_ranges_text(r)}' for m, r in ranges.items())}; fixed by --set: "
-        f"{fixed}) x 1 seed ({spec.seeds[0]}) = {spec.search_trials} trials; ASHA stops weak "
-        "ones early on English dev",
-        [Entry(sampled, costliest, spec.search_trials)],
+        f"{fixed}) x {repeat} seed{'s' if repeat > 1 else ''} ({phase1_seeds}) = "
+        f"{spec.search_trials * repeat} trials; {ranking}",
+        [Entry(sampled, costliest, spec.search_trials * repeat)],
     )
     final = [TrialConfig.from_dict({**spec.base, **point}) for point in baselines]
     phase2 = Phase(

@@ -3,27 +3,35 @@ generalized pairs on.
 
     python sweeps/robust_pawsx.py --preset smoke
     python sweeps/robust_pawsx.py --preset smoke --data-dir ../shared/data
+
+The `paper` preset is built from `sweeps/papers/huang2021.yaml` (m = 10 on PAWS-X).
 """
 
 import sys
 
 from sweeps import ear_pawsx, robust_xnli
+from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.spaces import BASELINE
 
-# The XNLI sweep's points, with the m = 10 synonym copies the paper draws on PAWS-X.
-RS_DA_M = 10
+PAPER = robust_xnli.PAPER
+EXPERIMENT = "robust_pawsx"
 POINTS = {
     "smoke": [BASELINE, *robust_xnli.SMOKE_POINTS],
-    "paper": [BASELINE, *robust_xnli.paper_points(RS_DA_M)],
+    "paper": robust_xnli.paper_points(EXPERIMENT),
 }
-SEEDS = {"smoke": [0, 1], "paper": [1, 2, 3, 4, 5]}
+SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, EXPERIMENT, ("paper",))}
 # The paper tests significance with a bootstrapped paired t-test.
 SIGNIFICANCE_TEST = "bootstrap"
 # None: the report selects on English dev accuracy.
 SELECTION_METRIC = None
-# The EAR sweep's PAWS-X trial settings, generalized pairs on.
-trial_settings = ear_pawsx.trial_settings
+
+
+def trial_settings(preset: str, data_dir: str | None) -> dict:
+    """Smoke: the EAR PAWS-X smoke settings (generalized pairs on); paper: the card's."""
+    if preset == "smoke":
+        return ear_pawsx.trial_settings(preset, data_dir)
+    return shared.paper_settings(PAPER, EXPERIMENT, preset, data_dir)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from xlt_core.preflight import check_resources, read_data
 from xlt_schema import (
     COMPLETE_TAG,
     FAILURE_TAG,
+    PAPER_TAG,
     RAY_NAME_TAG,
     REPORT_PHASE_TAG,
     REPORTED_TAG,
@@ -92,6 +93,10 @@ def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
             raise ConfigError(
                 "--strategy", "search", "a sweep with a baseline configuration to re-run in phase 2"
             )
+        if spec.search_seeds > len(spec.seeds):
+            raise ConfigError(
+                "search_seeds", spec.search_seeds, f"at most the sweep's {len(spec.seeds)} seeds"
+            )
     return trials
 
 
@@ -110,6 +115,10 @@ def sweep_key(spec: SweepSpec) -> str:
             "top_k",
         )
     }
+    if spec.seed_rounds:  # sequential seeds run other trials than the same seeds up front
+        fields["seed_rounds"] = list(spec.seed_rounds)
+    if spec.search_seeds > 1:
+        fields["search_seeds"] = spec.search_seeds
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -291,6 +300,11 @@ class _Phases:
 
     def run(self):
         """Results of the reported phase and the number of failed trials of all phases."""
+        if self.spec.strategy == search.PHASE_GRID and self.spec.seed_rounds:
+            from sweeps.sequential_seeds import run_seed_rounds
+
+            results = run_seed_rounds(self)
+            return results, _count_failed(results)
         if self.spec.strategy == search.PHASE_GRID:
             results = self._fit(
                 search.PHASE_GRID, self._grid_tuner(search.PHASE_GRID, self.spec.points)
@@ -384,7 +398,7 @@ class _Phases:
         tuner = self._restorable(phase)
         return tuner.get_results() if tuner is not None else []
 
-    def _grid_tuner(self, phase: str, points: list[dict]):
+    def _grid_tuner(self, phase: str, points: list[dict], seeds: list[int] | None = None):
         from ray import tune
 
         restored = self._restorable(phase)
@@ -393,7 +407,7 @@ class _Phases:
         space = {
             **self.common,
             "point": tune.grid_search(points),
-            "seed": tune.grid_search(self.spec.seeds),
+            "seed": tune.grid_search(seeds or self.spec.seeds),
             "phase": phase,
         }
         return tune.Tuner(
@@ -437,11 +451,22 @@ class _Phases:
             reduction_factor=2,
         )
         space = {**self.common, "seed": self.spec.seeds[0], "phase": search.PHASE_SEARCH}
+        repeat = self.spec.search_seeds
+        if repeat > 1:
+            from ray.tune.search import Repeater
+
+            # Each sampled configuration runs with the first `repeat` seeds (its trials'
+            # `__trial_index__` picks one: sweeps/trainable.py) and the searcher sees their
+            # mean. Ray recommends no early-stopping scheduler with Repeater: no ASHA.
+            searcher, scheduler = Repeater(searcher, repeat=repeat, set_index=True), None
+            space["search_seeds"] = self.spec.seeds[:repeat]
         return tune.Tuner(
             self._trainable(),
             param_space=space,
             tune_config=self._tune_config(
-                search_alg=searcher, scheduler=scheduler, num_samples=self.spec.search_trials
+                search_alg=searcher,
+                scheduler=scheduler,
+                num_samples=self.spec.search_trials * repeat,
             ),
             run_config=self._run_config(search.PHASE_SEARCH),
         )
@@ -559,15 +584,24 @@ def _start_parent(
         "seeds": ",".join(map(str, spec.seeds)),
         "n_configurations": len(spec.points),
         **(
-            {"search_trials": spec.search_trials, "top_k": spec.top_k}
+            {
+                "search_trials": spec.search_trials,
+                "top_k": spec.top_k,
+                "search_seeds": spec.search_seeds,
+            }
             if spec.strategy == search.PHASE_SEARCH
             else {"n_trials": len(spec.points) * len(spec.seeds)}
         ),
         "trials_per_gpu": options.trials_per_gpu,
         "max_failures": options.max_failures,
+        **({"seed_rounds": ",".join(map(str, spec.seed_rounds))} if spec.seed_rounds else {}),
         **{f"base.{k}": v for k, v in spec.base.items()},
     }
+    if spec.paper_card is not None:
+        tags[PAPER_TAG] = spec.paper_card.paper
     parent_run_id = tracking.start_parent_run(client, experiment_id, params=params, tags=tags)
+    if spec.paper_card is not None:
+        tracking.log_departures(client, parent_run_id, spec.paper_card, spec.departures())
     what = (
         f"{len(spec.points)} configurations x {len(spec.seeds)} seeds"
         if spec.strategy == search.PHASE_GRID

@@ -10,11 +10,12 @@ the report reads phase 2 only (the parent run's `xlt.report_phase` tag).
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Mapping
 
 from sweeps.experiment import SweepSpec
-from sweeps.spaces import SEARCH_RANGES, unique
+from sweeps.spaces import SEARCH_RANGES
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_resources
@@ -198,7 +199,8 @@ def _distributions(ranges: Mapping[str, Mapping[str, tuple]], point: Mapping) ->
 def top_configurations(results, k: int) -> list[dict]:
     """The k best distinct phase-1 configurations. Trials that ran to the end rank first,
     by their selected model's English dev accuracy (the curve's final value); trials ASHA
-    stopped follow by the best dev accuracy they reached. Failed trials never qualify."""
+    stopped follow by the best dev accuracy they reached. Failed trials never qualify. A
+    configuration run with several seeds (`search_seeds`) ranks on its mean over them."""
     from sweeps.trainable import FAILURE, TRIAL_COMPLETE
 
     ranked = []
@@ -224,8 +226,20 @@ def top_configurations(results, k: int) -> list[dict]:
         raise RuntimeError(
             "no phase-1 trial produced an English dev score; nothing to re-run in phase 2"
         )
-    ranked.sort(key=lambda item: (item[0], item[1]), reverse=True)
-    return unique([point for _, _, point in ranked])[:k]
+    return [point for _, _, point in _mean_over_seeds(ranked)][:k]
+
+
+def _mean_over_seeds(ranked: list[tuple]) -> list[tuple]:
+    """(complete, score, point) of each distinct point, best first: the mean score over its
+    trials (its seeds, with `search_seeds`), complete when every one of them is."""
+    by_point: dict[str, list[tuple]] = {}
+    for item in ranked:
+        by_point.setdefault(json.dumps(item[2], sort_keys=True), []).append(item)
+    means = [
+        (all(i[0] for i in items), sum(i[1] for i in items) / len(items), items[0][2])
+        for items in by_point.values()
+    ]
+    return sorted(means, key=lambda item: (item[0], item[1]), reverse=True)
 
 
 def asha_max_t(spec: SweepSpec) -> int:

@@ -24,6 +24,7 @@ from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME
 
 from xlt_schema import (
     COMPLETE_TAG,
+    DEPARTURES_ARTIFACT,
     FAILURE_TAG,
     INTERRUPTED,
     PARENT_ROLE,
@@ -195,6 +196,17 @@ def start_parent_run(
     )
     log_params(client, run.info.run_id, params)
     return run.info.run_id
+
+
+def log_departures(client: MlflowClient, run_id: str, card, departures: list) -> None:
+    """A paper preset's parent run: its card's departures from the paper, as the report
+    reads them (`DEPARTURES_ARTIFACT`; `card`: a sweeps.paper_cards.PaperCard)."""
+    content = {
+        "paper": card.paper,
+        "citation": card.citation,
+        "departures": [departure.to_dict() for departure in departures],
+    }
+    client.log_dict(run_id, content, DEPARTURES_ARTIFACT)
 
 
 def trial_run_filter(parent_run_id: str, trial_id: str) -> str:

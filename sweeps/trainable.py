@@ -86,6 +86,14 @@ class RayMlflowReporter:
         return checkpoint.to_directory() if checkpoint else None
 
 
+def trial_seed(space: dict) -> int:
+    """The trial's seed: its repeat's (`search_seeds` phase 1: Tune's Repeater numbers a
+    sampled configuration's trials in `__trial_index__`), else the space's `seed`."""
+    if "__trial_index__" in space and "search_seeds" in space:
+        return space["search_seeds"][space["__trial_index__"]]
+    return space["seed"]
+
+
 def run_tracked_trial(space: dict) -> None:
     """Entry point Ray calls with one trial: the sweep's common settings (`base`), the
     method configuration (`point`), the `seed`, the `phase`, and where to track."""
@@ -95,7 +103,7 @@ def run_tracked_trial(space: dict) -> None:
 
     from xlt_core.trial import run_trial
 
-    config = TrialConfig.from_dict({**space["base"], **space["point"], "seed": space["seed"]})
+    config = TrialConfig.from_dict({**space["base"], **space["point"], "seed": trial_seed(space)})
     torch.set_num_threads(max(1, int(space["threads"])))
     client = MlflowClient(space["tracking_uri"])
     label = f"{config.config_label()} seed={config.seed}"

@@ -77,14 +77,14 @@ def test_adjust_sweeps_pair_three_encoders_over_the_same_seeds(tmp_path):
 
 
 @pytest.mark.parametrize("preset", ["smoke", "paper"])
-def test_adjust_xsr_compares_the_original_and_the_adjusted_encoder(preset, tmp_path):
-    """No fine-tuning, so no continual alignment: the two encoders are chosen by name."""
+def test_adjust_xsr_compares_the_three_encoders_fine_tuned_on_qa(preset, tmp_path):
+    """XSR fine-tunes on QA first (efimov2023 L119), so continual alignment has a task loss."""
     spec = experiment_spec(adjust_xsr, preset, str(tmp_path))
-    assert _encoders(spec.points) == [("finetune", "none"), ("finetune", "adjusted")]
+    assert _encoders(spec.points) == THREE_ENCODERS
     assert spec.points[1]["adjust_learning_rate"] == (1e-3 if preset == "smoke" else 5e-5)
     assert spec.selection_metric == "dev/pooled/mrr"
-    with pytest.raises(ConfigError, match="adaptation"):
-        apply_overrides(spec, {"continual_alpha": "0.1"})  # no point has continual alignment
+    spec = apply_overrides(spec, {"continual_alpha": "0.1"})
+    assert [p.get("continual_alpha") for p in spec.points] == [None, None, 0.1]
 
 
 @pytest.mark.parametrize("key, value", [("adaptation", "adjusted"), ("method", "ear")])
@@ -104,3 +104,34 @@ def test_adjust_smoke_presets_need_no_download(script):
     assert (spec.base["data_source"], spec.base["parallel_data"]) == ("synthetic", "synthetic")
     for point in spec.points:
         check_resources(TrialConfig.from_dict({**spec.base, **point}))
+
+
+def test_the_paper_dry_run_plans_one_adjusted_encoder_per_language_and_seed():
+    """`python sweeps/adjust_xnli.py --preset paper --dry-run`: es, ru, vi, hi x 5 seeds, and
+    each adjusted trial costs k = 4 fine-tunings (the baseline one)."""
+    from sweeps.plan import format_plan
+
+    plan = format_plan(experiment_spec(adjust_xnli, "paper", None), None)
+    assert "Adjusted encoders: 20 = 4 languages (es, ru, vi, hi) x 5 seeds" in plan
+    for lang in ("es", "ru", "vi", "hi"):
+        assert f"  - {lang}: 5 encoders (seeds 1, 2, 3, 4, 5), tested on {lang};" in plan
+    rows = {
+        line.split()[-1] if "adjusted" not in line else line.split()[5]: line.split()
+        for line in plan.splitlines()
+        if line.startswith("       5  ")
+    }
+    baseline, adjusted = float(rows["finetune"][1]), float(rows["adjusted"][1])
+    assert adjusted == pytest.approx(4 * baseline, rel=0.01)  # train tokens: 4 fine-tunings
+    assert "Departures from Efimov" in plan and "word aligner: fast_align" in plan
+
+
+def test_a_language_without_parallel_data_is_evaluated_by_every_languages_model(tmp_path):
+    from xlt_core.data.parallel import stage_targets
+
+    (tmp_path / "p").mkdir()
+    for name in ("en-vi.en", "en-vi.vi", "en-es.en", "en-es.es"):
+        (tmp_path / "p" / name).write_text("a\n", encoding="utf-8")
+    config = TrialConfig.from_dict(
+        {"adaptation": "adjusted", "parallel_data": str(tmp_path), "target_langs": "vi,de,es"}
+    )
+    assert stage_targets(config) == {"vi": ("vi", "de"), "es": ("es", "de")}

@@ -1,5 +1,6 @@
 """The adjustment sweep end to end: `sweeps/adjust_xnli.py --preset smoke`, shortened, through
-Ray Tune and MLflow: paired seeds, the adjustment's logged distances, the report, probing PNGs."""
+Ray Tune and MLflow: paired seeds, the adjustment's logged distances (one adjusted encoder per
+target language), the report, probing PNGs per language stage."""
 
 from pathlib import Path
 
@@ -66,16 +67,25 @@ def test_every_adaptation_ran_the_same_seeds(sweep):
     }
 
 
-def test_adjustment_brings_aligned_words_closer(sweep):
+def test_adjustment_brings_aligned_words_closer_in_each_language(sweep):
     _, runs = sweep
     adjusted = [run for run in children(runs) if run.data.tags["adaptation"] != "none"]
     assert len(adjusted) == 4
     for run in adjusted:
         metrics = run.data.metrics
-        assert metrics["adjust/aligned_distance_after"] < metrics["adjust/aligned_distance_before"]
-        # the probe's held-out pairs are the adjustment's: the same mean distance
-        assert metrics["probing/adjusted_related_l2"] == pytest.approx(
-            metrics["adjust/aligned_distance_after"], rel=1e-4
+        for lang in ("es", "de"):  # one encoder per language, each measured on its own pairs
+            after, before = (
+                metrics[f"adjust_{lang}/aligned_distance_{when}"] for when in ("after", "before")
+            )
+            assert after < before
+            # the probe's held-out pairs are the adjustment's: the same mean distance
+            assert metrics[f"probing_{lang}/adjusted_related_l2"] == pytest.approx(after, rel=1e-4)
+        assert metrics["adjust/aligned_distance_after"] == pytest.approx(
+            (
+                metrics["adjust_es/aligned_distance_after"]
+                + metrics["adjust_de/aligned_distance_after"]
+            )
+            / 2
         )
 
 
@@ -104,12 +114,22 @@ def test_parent_report_compares_the_three_encoders(sweep, tmp_path):
 def test_each_trial_logs_the_histograms_of_its_model_states(sweep):
     client, runs = sweep
     for run in children(runs):
-        logged = {
-            Path(artifact.path).stem
-            for artifact in client.list_artifacts(run.info.run_id, "probing")
-        }
+
+        def logged(folder):
+            return {
+                Path(artifact.path).stem
+                for artifact in client.list_artifacts(run.info.run_id, folder)
+            }
+
         states = PROBED_STATES[run.data.tags["adaptation"]]
-        assert logged == states | {f"{state}_distances" for state in states}
+        files = states | {f"{state}_distances" for state in states}
+        if run.data.tags["adaptation"] == "none":
+            assert logged("probing") == files
+            continue
+        # one language stage per target: its own histograms, and the distances pooled
+        assert logged("probing") == {"es", "de"} | {f"{state}_distances" for state in states}
+        for lang in ("es", "de"):
+            assert logged(f"probing/{lang}") == files
 
 
 def test_the_report_lays_the_five_states_side_by_side(sweep, tmp_path):

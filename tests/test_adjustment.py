@@ -1,21 +1,29 @@
-"""The adjustment losses (Eq. 1) against a hand computation, and the adjustment stage on a
-tiny model: aligned pairs move together while the regulariser bounds the source drift."""
+"""The adjustment losses (Eq. 1) against a hand computation, the adjustment stage on a
+tiny model (aligned pairs move together while the regulariser bounds the source drift), and
+an adjusted trial one language pair at a time: one encoder per target language, adjusted on
+that language's pairs only, each language's test score from its own model, resumable."""
 
 import copy
 
 import pytest
 import torch
 from tiny_models import tiny_bert
+from tiny_trials import TINY_TRIAL
+from transformers import AutoModelForSequenceClassification
 
 from xlt_core.adjustment import adjust
+from xlt_core.config import TrialConfig
 from xlt_core.data.alignment import AlignedPairs, aligned_pairs
 from xlt_core.data.parallel import load_parallel
+from xlt_core.data.synthetic import _lexicon
 from xlt_core.models import tiny_tokenizer
 from xlt_core.objectives.alignment import (
     ContinualAlignment,
     alignment_losses,
     make_batch,
 )
+from xlt_core.reporting import ListReporter
+from xlt_core.trial import run_trial
 
 CPU = torch.device("cpu")
 
@@ -138,3 +146,184 @@ def test_adjustment_pulls_aligned_words_together_and_the_regulariser_bounds_drif
         )
     # held-out English vectors stay closer to the original model's with the regulariser
     assert regularised["adjust/source_drift"] < 0.8 * free["adjust/source_drift"]
+
+
+# --- One pair of languages at a time: an adjusted trial with two targets -----------------
+
+STAGED_TRIAL = {
+    **TINY_TRIAL,
+    "learning_rate": 1e-3,
+    "max_train_examples": 32,
+    "max_eval_examples": 16,
+    "evals_per_epoch": 2,
+    "data_source": "synthetic",
+    "parallel_data": "synthetic",
+    "parallel_max_sentences": 60,
+    "parallel_pool_sentences": 120,
+    "adjust_learning_rate": 1e-3,
+    "target_langs": "es,de",
+    "adaptation": "adjusted",
+}
+
+
+@pytest.fixture
+def spied_trial(monkeypatch):
+    """Runs an adjusted trial recording, per adjustment call, the stage's targets and the
+    linked target words it trained on, and per evaluation the stage's targets, metrics and
+    a digest of the evaluated encoder."""
+    from xlt_core import adjustment, probing
+    from xlt_core.tasks import TASKS
+
+    adjusted, evaluated, stage = [], [], {}
+    real_prepare, real_adjust = probing.prepare_method, adjustment.adjust
+
+    def prepare_method(config, model, tokenizer, objective, device):
+        stage.update(langs=config.target_langs, tokenizer=tokenizer)
+        return real_prepare(config, model, tokenizer, objective, device)
+
+    def adjust(encoder, frozen, pairs, held_out, pad_id, **settings):
+        words = {
+            stage["tokenizer"].decode(pairs.target_ids[k][slice(*pairs.target_spans[k][j])])
+            for k, links in enumerate(pairs.links)
+            for _, j in links
+        }
+        adjusted.append((stage["langs"], words))
+        return real_adjust(encoder, frozen, pairs, held_out, pad_id, **settings)
+
+    task = type(TASKS["xnli"])
+    real_evaluator = task.evaluator
+
+    def evaluator(self, config, model, tokenizer, device):
+        built = real_evaluator(self, config, model, tokenizer, device)
+        real_evaluate = built.evaluate
+
+        def evaluate():
+            metrics, scores = real_evaluate()
+            digest = sum(p.double().sum().item() for p in model.base_model.parameters())
+            evaluated.append((config.target_langs, metrics, scores, digest))
+            return metrics, scores
+
+        built.evaluate = evaluate
+        return built
+
+    monkeypatch.setattr(probing, "prepare_method", prepare_method)
+    monkeypatch.setattr(adjustment, "adjust", adjust)
+    monkeypatch.setattr(task, "evaluator", evaluator)
+
+    def run(reporter, **settings):
+        config = TrialConfig.from_dict({**STAGED_TRIAL, **settings})
+        return run_trial(config, reporter)
+
+    return run, adjusted, evaluated
+
+
+def test_each_target_language_gets_an_encoder_adjusted_on_its_own_pairs(spied_trial, tmp_path):
+    run, adjusted, evaluated = spied_trial
+    saved = tmp_path / "model"
+    result = run(ListReporter(), cache_dir=str(tmp_path), save_model_dir=str(saved))
+    assert [langs for langs, _ in adjusted] == [("es",), ("de",)]
+    lexicon = {lang: set(_lexicon(lang).values()) for lang in ("es", "de")}
+    for (lang,), words in adjusted:
+        other = "de" if lang == "es" else "es"
+        assert len(words) > 20 and not words & lexicon[other]
+        assert len(words & lexicon[lang]) >= 0.9 * len(words)
+    # each language's test score comes from its own model; English is the two models' mean
+    (es_langs, es, es_scores, es_model), (de_langs, de, de_scores, de_model) = evaluated
+    assert (es_langs, de_langs) == (("es",), ("de",)) and es_model != de_model
+    assert "test/de/accuracy" not in es and "test/es/accuracy" not in de
+    assert result.metrics["test/es/accuracy"] == es["test/es/accuracy"]
+    assert result.metrics["test/de/accuracy"] == de["test/de/accuracy"]
+    # the saved model is one folder per language, each that language's model
+    for lang, digest in (("es", es_model), ("de", de_model)):
+        model = AutoModelForSequenceClassification.from_pretrained(str(saved / lang))
+        assert sum(p.double().sum().item() for p in model.base_model.parameters()) == (
+            pytest.approx(digest)
+        )
+    for key in ("test/en/accuracy", "dev/en/accuracy"):
+        assert result.metrics[key] == pytest.approx((es[key] + de[key]) / 2)
+    english = result.example_scores["test-en"]
+    assert english["scores"] == pytest.approx(
+        [
+            (a + b) / 2
+            for a, b in zip(es_scores["test-en"]["scores"], de_scores["test-en"]["scores"])
+        ]
+    )
+    # the adjustment's measurements per language, and their mean under the shared name
+    for lang in ("es", "de"):
+        assert (
+            result.metrics[f"adjust_{lang}/aligned_distance_after"]
+            < (result.metrics[f"adjust_{lang}/aligned_distance_before"])
+        )
+    assert result.metrics["adjust/aligned_distance_after"] == pytest.approx(
+        (
+            result.metrics["adjust_es/aligned_distance_after"]
+            + result.metrics["adjust_de/aligned_distance_after"]
+        )
+        / 2
+    )
+    assert len(list((tmp_path / "adjusted").glob("*/encoder.pt"))) == 2
+
+
+class Interrupted(Exception):
+    pass
+
+
+class InterruptedOnce(ListReporter):
+    """Stops the trial at the first checkpoint of the second language stage, once."""
+
+    def __init__(self):
+        super().__init__()
+        self.armed = True
+
+    def report(self, step, metrics, checkpoint_dir=None):
+        super().report(step, metrics, checkpoint_dir)
+        if self.armed and metrics["train/language_stage"] == 1:
+            self.armed = False
+            raise Interrupted
+
+
+def test_an_interrupted_trial_resumes_in_its_language_stage(spied_trial, tmp_path):
+    run, adjusted, evaluated = spied_trial
+    with InterruptedOnce() as reporter:
+        with pytest.raises(Interrupted):
+            run(reporter, cache_dir=str(tmp_path))
+        first_attempt = len(reporter.reports)
+        result = run(reporter, cache_dir=str(tmp_path))
+    # es finished before the interruption: evaluated once, its score kept from the checkpoint
+    assert [langs for langs, *_ in evaluated] == [("es",), ("de",)]
+    assert result.metrics["test/es/accuracy"] == evaluated[0][1]["test/es/accuracy"]
+    resumed = reporter.reports[first_attempt:]
+    assert resumed and all(metrics["train/language_stage"] == 1 for _, metrics in resumed)
+    steps = [step for step, _ in reporter.reports]
+    assert steps == sorted(steps) and len(set(steps)) == len(steps)  # one curve across stages
+
+
+def test_merging_stages_averages_shared_sets_and_keeps_each_languages_own():
+    from xlt_core.language_stages import merge_stages
+
+    def record(lang, english, own, distance):
+        scores = {"split": "test", "lang": "en", "scores": english, "predictions": [lang]}
+        return {
+            "lang": lang,
+            "steps": 4,
+            "metrics": {
+                "test/en/accuracy": sum(english) / 2,
+                f"test/{lang}/accuracy": own,
+                "adjust/aligned_distance_after": distance,
+            },
+            "example_scores": {"test-en": scores, f"test-{lang}": {"scores": [own]}},
+            "best_step": 2,
+            "train_seconds": 1.5,
+            "figures": {},
+        }
+
+    merged = merge_stages([record("es", [1.0, 0.0], 0.7, 2.0), record("hi", [1.0, 1.0], 0.4, 4.0)])
+    assert merged.metrics["test/en/accuracy"] == 0.75
+    assert (merged.metrics["test/es/accuracy"], merged.metrics["test/hi/accuracy"]) == (0.7, 0.4)
+    assert merged.metrics["adjust/aligned_distance_after"] == 3.0
+    assert merged.metrics["adjust_es/aligned_distance_after"] == 2.0
+    assert merged.metrics["adjust_hi/aligned_distance_after"] == 4.0
+    assert merged.example_scores["test-en"]["scores"] == [1.0, 0.5]
+    assert merged.example_scores["test-en"]["predictions_by_model"] == {"es": ["es"], "hi": ["hi"]}
+    assert merged.example_scores["test-hi"] == {"scores": [0.4]}
+    assert merged.train_seconds == 3.0

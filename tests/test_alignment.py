@@ -1,4 +1,5 @@
-"""Parallel data, eflomal alignment filtering, and the word -> subword span mapping."""
+"""Parallel data (local, hub layouts, the pool and each seed's sample), word splitting across
+scripts, eflomal alignment filtering and its caches, and the word -> subword span mapping."""
 
 import pytest
 
@@ -12,7 +13,13 @@ from xlt_core.data.alignment import (
     symmetrise,
     word_spans,
 )
-from xlt_core.data.parallel import ParallelCorpus, load_parallel, parallel_languages, split_words
+from xlt_core.data.parallel import (
+    ParallelCorpus,
+    load_parallel,
+    parallel_languages,
+    sample_indices,
+    split_words,
+)
 from xlt_core.data.synthetic import _lexicon
 from xlt_core.errors import DataError
 from xlt_core.models import tiny_tokenizer
@@ -131,3 +138,119 @@ def test_concurrent_trials_share_one_alignment(tmp_path, monkeypatch):
         thread.join()
     assert len(calls) == 1
     assert results[0] == results[1] == [[(0, 1)]]
+
+
+# Words are what mBERT's pre-tokenizer cuts: whitespace, punctuation apart, combining marks
+# kept with their letters, CJK ideographs one by one, Thai runs whole between spaces.
+@pytest.mark.parametrize(
+    "sentence, words",
+    [
+        # Devanagari: vowel signs and anusvara (M*) stay in their words; the danda is a mark.
+        ("हिंदी भारत की भाषा है।", ["हिंदी", "भारत", "की", "भाषा", "है", "।"]),
+        # Thai: no spaces between words, vowel and tone marks (Mn) inside; mBERT keeps the run.
+        ("ฉันรักแมว มาก!", ["ฉันรักแมว", "มาก", "!"]),
+        ("我爱北京。", ["我", "爱", "北", "京", "。"]),
+        ("اللغة العربية جميلة، جداً.", ["اللغة", "العربية", "جميلة", "،", "جداً", "."]),
+        ("Привет, мир! Как дела?", ["Привет", ",", "мир", "!", "Как", "дела", "?"]),
+        ("Tiếng Việt rất đẹp.", ["Tiếng", "Việt", "rất", "đẹp", "."]),
+    ],
+)
+def test_words_of_every_script_stay_whole(sentence, words):
+    assert split_words(sentence) == words
+
+
+def test_the_aligner_reads_a_hindi_sentence_as_its_whitespace_separated_words(monkeypatch):
+    from xlt_core.data import alignment
+
+    seen = {}
+
+    def eflomal_links(source_words, target_words):
+        seen["source"], seen["target"] = source_words, target_words
+        return [[(0, 0)]], [[(0, 0)]]
+
+    monkeypatch.setattr(alignment, "eflomal_links", eflomal_links)
+    hindi = "मेरी माँ ने खाना बनाया, और हमने खाया।"
+    align_corpus(ParallelCorpus("en", "hi", ("My mother cooked, and we ate.",), (hindi,)))
+    assert seen["target"] == [["मेरी", "माँ", "ने", "खाना", "बनाया", ",", "और", "हमने", "खाया", "।"]]
+    assert seen["source"] == [["My", "mother", "cooked", ",", "and", "we", "ate", "."]]
+
+
+def test_a_change_of_word_splitting_does_not_reuse_cached_alignments(tmp_path, monkeypatch):
+    from xlt_core.data import alignment
+
+    calls = []
+    monkeypatch.setattr(alignment, "_align", lambda corpus: calls.append(1) or [[(0, 0)]])
+    corpus = ParallelCorpus("en", "de", ("a b",), ("x y",))
+    align_corpus(corpus, tmp_path)
+    align_corpus(corpus, tmp_path)
+    assert len(calls) == 1
+    monkeypatch.setattr(alignment, "WORD_SPLITTING", "another-rule")
+    align_corpus(corpus, tmp_path)
+    assert len(calls) == 2
+
+
+def test_each_seed_draws_its_own_sample_from_one_aligned_pool(tokenizer, tmp_path, monkeypatch):
+    from xlt_core.data import alignment
+
+    pool = load_parallel("synthetic", "en", "es", max_sentences=200)
+    first, again = sample_indices(len(pool), 50, seed=1), sample_indices(len(pool), 50, seed=1)
+    other = sample_indices(len(pool), 50, seed=2)
+    assert first == again and first != other
+    assert len(set(first)) == 50 and first == sorted(first) and max(first) < 200
+    assert sample_indices(40, 50, seed=1) == list(range(40))  # a pool no larger is taken whole
+    real_align, calls = alignment._align, []
+    monkeypatch.setattr(alignment, "_align", lambda corpus: calls.append(1) or real_align(corpus))
+    pairs = aligned_pairs(pool, tokenizer, 64, tmp_path, first)
+    other_pairs = aligned_pairs(pool, tokenizer, 64, tmp_path, other)
+    assert calls == [1]  # the pool is aligned once, whatever the seed's sample
+    assert pairs != other_pairs and len(pairs) <= 50
+
+
+def test_the_pool_cannot_be_smaller_than_the_sample():
+    from xlt_core.config import TrialConfig
+    from xlt_core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="parallel_pool_sentences=100.*>= parallel_max_sentences"):
+        TrialConfig.from_dict({"parallel_max_sentences": 200, "parallel_pool_sentences": 100})
+
+
+@pytest.fixture
+def wikimatrix(tmp_path, monkeypatch):
+    """sentence-transformers' WikiMatrix as the hub holds it (config en-hi, columns english
+    and non_english), answering `datasets.load_dataset` for that id only."""
+    import datasets
+    from datasets import Features, Value
+    from test_hub_loaders import HubRepo
+
+    from xlt_core.data import parallel
+
+    rows = [
+        {"english": "Hindi is a language.", "non_english": "हिंदी एक भाषा है।"},
+        {"english": "", "non_english": "खाली"},
+        {"english": "India is big.", "non_english": "भारत बड़ा है।"},
+        {"english": "Thank you.", "non_english": "धन्यवाद।"},
+    ]
+    features = Features({"english": Value("string"), "non_english": Value("string")})
+    mirror = HubRepo({"en-hi": (features, {"train": rows, "dev": rows[:1]})}).write(tmp_path / "wm")
+    real_load_dataset, calls = datasets.load_dataset, []
+
+    def load_dataset(path, name=None, **kwargs):
+        calls.append((path, name, kwargs.get("split")))
+        return real_load_dataset(str(mirror), name, **kwargs)
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "cache")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    parallel._load_cached.cache_clear()
+    yield calls
+    parallel._load_cached.cache_clear()
+
+
+def test_wikimatrix_pairs_come_from_the_english_columns_of_the_en_lang_config(wikimatrix):
+    corpus = load_parallel("hub:sentence-transformers/parallel-sentences-wikimatrix", "en", "hi", 2)
+    assert wikimatrix == [("sentence-transformers/parallel-sentences-wikimatrix", "en-hi", "train")]
+    # the pool: the first 2 usable pairs in the data set order (a pair with an empty side dropped)
+    assert corpus.source == ("Hindi is a language.", "India is big.")
+    assert corpus.target == ("हिंदी एक भाषा है।", "भारत बड़ा है।")
+    with pytest.raises(DataError, match="pairs English with other languages"):
+        load_parallel("hub:sentence-transformers/parallel-sentences-wikimatrix", "de", "hi")

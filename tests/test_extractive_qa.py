@@ -1,5 +1,5 @@
 """Extractive QA: windows with a stride and their answer positions, span decoding, the XQuAD
-cross-lingual sets, and the local readers (scoring: test_qa_scoring.py)."""
+and MLQA cross-lingual sets, and the local readers (scoring: test_qa_scoring.py)."""
 
 import json
 
@@ -7,14 +7,16 @@ import numpy as np
 import pytest
 from qa_examples import qa_example
 
+from xlt_core.config import TrialConfig
 from xlt_core.data.squad import (
     available_eval_languages,
     cross_lingual,
     load_training,
     read_squad_json,
 )
-from xlt_core.errors import DataError
+from xlt_core.errors import ConfigError, DataError
 from xlt_core.models import tiny_tokenizer
+from xlt_core.tasks import qa
 from xlt_core.tasks.extractive_qa import best_span, encode_qa
 
 
@@ -100,3 +102,42 @@ def test_a_file_that_is_not_squad_json_is_named(tmp_path):
     path.write_text('{"data": [{"paragraphs": [{"context": "c", "qas": [{"id": "1"}]}]}]}')
     with pytest.raises(DataError, match="bad.json: not SQuAD v1.1 JSON"):
         read_squad_json(path)
+
+
+def _mlqa_file(data_dir, split, context_lang, question_lang):
+    path = data_dir / "mlqa" / f"{split}-context-{context_lang}-question-{question_lang}.json"
+    context = f"{split} context in {context_lang}"
+    qas = [
+        {
+            "id": "1",
+            "question": f"{question_lang}?",
+            "answers": [{"text": split, "answer_start": 0}],
+        }
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": context, "qas": qas}]}]}))
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_local_mlqa_is_the_chosen_split_with_the_directions_it_has_files_for(tmp_path, split):
+    squad_file(tmp_path / "tydiqa" / "tydiqa.goldp.en.train.json", ["abc"] * 20)
+    for name in ("dev", "test"):
+        for context_lang, question_lang in (("en", "en"), ("es", "es"), ("vi", "vi")):
+            _mlqa_file(tmp_path, name, context_lang, question_lang)
+        # Spanish has both cross-lingual files, Vietnamese none.
+        _mlqa_file(tmp_path, name, "en", "es")
+        _mlqa_file(tmp_path, name, "es", "en")
+    assert available_eval_languages("local", "mlqa", str(tmp_path), split) == ["en", "es", "vi"]
+    settings = {"task": "qa", "data_source": "local", "data_dir": str(tmp_path)}
+    config = TrialConfig.from_dict({**settings, "target_langs": "es,vi", "mlqa_split": split})
+    sets = qa.TASK._evaluation_sets(config)
+    mlqa = {lang: examples[0] for (name, lang), examples in sets.items() if name == "mlqa"}
+    assert sorted(mlqa) == ["en", "en-es", "es", "es-en", "vi"]
+    assert (mlqa["es-en"].question, mlqa["es-en"].context) == ("es?", f"{split} context in en")
+    assert (mlqa["en-es"].question, mlqa["en-es"].context) == ("en?", f"{split} context in es")
+    assert mlqa["vi"].answers == (split,)
+
+
+def test_mlqa_split_names_what_it_allows():
+    with pytest.raises(ConfigError, match="mlqa_split"):
+        TrialConfig.from_dict({"task": "qa", "mlqa_split": "validation"})

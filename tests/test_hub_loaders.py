@@ -208,6 +208,19 @@ SQUAD_VALIDATION = [
 ]
 XQUAD_ES = [_qa("x1", "El río Amazonas es muy largo.", "¿Qué río es largo?", "El río Amazonas")]
 MLQA_ES = [_qa("m1", "Cervantes escribió el Quijote.", "¿Quién lo escribió?", "Cervantes")]
+# MLQA's test split, and its cross-lingual configs `mlqa.<context lang>.<question lang>`.
+MLQA_ES_TEST = [_qa("t1", "Goya pintó en Madrid.", "¿Dónde pintó Goya?", "Madrid")]
+MLQA_CONTEXT_EN_QUESTION_ES = [_qa("t1", "Goya painted in Madrid.", "¿Dónde pintó Goya?", "Madrid")]
+MLQA_CONTEXT_ES_QUESTION_EN = [
+    _qa("t1", "Goya pintó en Madrid.", "Where did Goya paint?", "Madrid")
+]
+# TyDiQA-GoldP: every language in one split, each id starting with the language's name.
+TYDIQA_GOLDP = [
+    _qa("russian-101-0", "Москва — столица России.", "Какая столица России?", "Москва", True),
+    _qa("arabic-202-0", "القاهرة عاصمة مصر.", "ما عاصمة مصر؟", "القاهرة", True),
+    _qa("russian-303-1", "Волга течёт в Каспий.", "Куда течёт Волга?", "в Каспий", True),
+    _qa("english-404-0", "Oslo is in Norway.", "Where is Oslo?", "Norway", True),
+]
 TATOEBA_SPA = [
     {
         "source_sentence": "Tengo hambre.",
@@ -271,13 +284,22 @@ HUB = {
         default="plain_text",
     ),
     "google/xquad": HubRepo(
-        {f"xquad.{lang}": (XQUAD_FEATURES, {"validation": XQUAD_ES}) for lang in ("en", "es")}
+        {f"xquad.{lang}": (XQUAD_FEATURES, {"validation": XQUAD_ES}) for lang in ("en", "es", "ru")}
     ),
     "facebook/mlqa": HubRepo(
         {
-            f"mlqa.{pair}": (MLQA_FEATURES, _splits(("test", "validation"), MLQA_ES))
-            for pair in ("en.en", "es.es", "es.en")
+            f"mlqa.{pair}": (MLQA_FEATURES, {"test": test, "validation": MLQA_ES})
+            for pair, test in (
+                ("en.en", MLQA_ES_TEST),
+                ("es.es", MLQA_ES_TEST),
+                ("en.es", MLQA_CONTEXT_EN_QUESTION_ES),
+                ("es.en", MLQA_CONTEXT_ES_QUESTION_EN),
+            )
         }
+    ),
+    "google-research-datasets/tydiqa": HubRepo(
+        # The gold passage task has SQuAD's columns (with a title).
+        {"secondary_task": (SQUAD_FEATURES, _splits(("train", "validation"), TYDIQA_GOLDP))}
     ),
     "google/xtreme": HubRepo(
         {f"tatoeba.{code}": (TATOEBA_FEATURES, {"validation": TATOEBA_SPA}) for code in ("spa",)}
@@ -410,6 +432,48 @@ def test_qa_evaluation_sets_come_from_their_hub_configs(hub_calls, eval_set, cal
     )
     assert example.answers == tuple(row["answers"]["text"])
     assert example.context[example.answer_start :].startswith(example.answers[0])
+
+
+@pytest.mark.parametrize(
+    "question, context, config, rows",
+    [
+        ("es", "es", "mlqa.es.es", MLQA_ES_TEST),
+        ("es", "en", "mlqa.en.es", MLQA_CONTEXT_EN_QUESTION_ES),
+        ("en", "es", "mlqa.es.en", MLQA_CONTEXT_ES_QUESTION_EN),
+    ],
+)
+def test_mlqa_test_split_and_its_cross_lingual_configs(hub_calls, question, context, config, rows):
+    examples = load_eval_set("hub", "mlqa", question, None, "test", context)
+    assert hub_calls == [("facebook/mlqa", config, "test")]
+    assert [(e.question, e.context, e.answers) for e in examples] == [
+        (row["question"], row["context"], tuple(row["answers"]["text"])) for row in rows
+    ]
+
+
+def test_tydiqa_goldp_is_one_languages_questions_of_the_gold_passage_task(hub_calls):
+    russian = load_eval_set("hub", "tydiqa", "ru", None)
+    assert hub_calls == [("google-research-datasets/tydiqa", "secondary_task", "validation")]
+    assert [e.id for e in russian] == ["russian-101-0", "russian-303-1"]
+    assert russian[1].context[russian[1].answer_start :].startswith("в Каспий")
+
+
+def test_the_qa_paper_path_evaluates_mlqa_test_directions_and_tydiqa_russian(hub_calls):
+    """The QA task's evaluation sets from the hub, as the adjust_qa paper preset asks."""
+    from xlt_core.tasks import qa
+
+    config = TrialConfig.from_dict(
+        {"task": "qa", "data_source": "hub", "target_langs": "es,ru", "mlqa_split": "test"}
+    )
+    sets = qa.TASK._evaluation_sets(config)
+    assert {"mlqa/es", "mlqa/es-en", "mlqa/en-es", "tydiqa/ru", "xquad/ru-en"} <= {
+        "/".join(key) for key in sets
+    }
+    assert ("mlqa", "ru") not in sets and ("tydiqa", "es") not in sets  # the sets' languages
+    assert sets[("mlqa", "es-en")][0].question == "¿Dónde pintó Goya?"
+    assert sets[("mlqa", "es-en")][0].context == "Goya painted in Madrid."
+    assert [e.id for e in sets[("tydiqa", "ru")]] == ["russian-101-0", "russian-303-1"]
+    mlqa_calls = {call for call in hub_calls if call[0] == "facebook/mlqa"}
+    assert {split for _, _, split in mlqa_calls} == {"test"}
 
 
 def test_tatoeba_queries_are_the_other_language_and_english_the_targets(hub_calls):

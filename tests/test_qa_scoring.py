@@ -102,6 +102,9 @@ def test_mlqa_normal_forms():
         (("mlqa", "es"), "río"),
         (("xquad", "es"), "el río"),
         (("xquad", "es-en"), "el río"),
+        # an MLQA direction `<question>-<context>` is scored in the context's (answers') language
+        (("mlqa", "en-es"), "río"),
+        (("mlqa", "es-en"), "el río"),
         (("tydiqa", "ru"), "el río"),
         (("dev", "en"), "el río"),
     ],

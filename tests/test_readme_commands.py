@@ -73,7 +73,7 @@ SHARED_SAMPLES = {
     "ear_pawsx": ("pawsx", "synonyms"),
     "adjust_ner": ("panx", "parallel"),
     "adjust_qa": ("tydiqa", "xquad", "mlqa", "parallel"),
-    "adjust_xsr": ("tatoeba", "parallel"),
+    "adjust_xsr": ("tydiqa", "tatoeba", "parallel"),  # XSR fine-tunes on QA first
 }
 # Commands run by the other tests of this file: every `python -m xlt_core` command (one trial,
 # no Ray) with TRIAL settings appended where the command does not set them, and these.
@@ -91,6 +91,7 @@ COMPARE = (
 )
 CLUSTER = "python -m sweeps.cluster ray_cluster.yaml"
 DRY_RUN = "python sweeps/ear_xnli.py --preset paper --dry-run"
+XLMR_DRY_RUN = "python sweeps/ear_xnli.py --preset paper-xlmr --dry-run"
 # Commands run elsewhere, or not runnable offline on a CPU machine, and why.
 NOT_RUN_HERE = {
     "make demo": "runs `python sweeps/ear_xnli.py --preset smoke`, tested here",
@@ -140,9 +141,10 @@ def _overrides(settings: dict[str, str]) -> list[str]:
 
 
 def test_every_readme_command_is_run_by_a_test():
-    covered = [*SWEEPS, REPORT, COMPARE, CLUSTER, DRY_RUN]
+    covered = [*SWEEPS, REPORT, COMPARE, CLUSTER, DRY_RUN, XLMR_DRY_RUN]
     shown = readme_commands()
-    assert DRY_RUN in shown  # NOT_RUN_HERE's paper-preset prefix must not hide it
+    # NOT_RUN_HERE's paper-preset prefix must not hide them
+    assert DRY_RUN in shown and XLMR_DRY_RUN in shown
     assert len(shown) > 15  # the parser still finds the blocks
     unknown = [
         command
@@ -271,6 +273,13 @@ def test_dry_run_command_plans_without_tracking(tmp_path):
     assert "18 configurations x 5 seeds = 90 trials" in completed.stdout
     assert "GPU-hours for 90 trials" in completed.stdout
     assert list(tmp_path.iterdir()) == []  # no mlflow.db (the store run_command points at)
+
+
+def test_xlmr_dry_run_command_plans_the_xlmr_rows(tmp_path):
+    completed = run_command(_argv(XLMR_DRY_RUN, {}), tmp_path, timeout=120)
+    assert "3 configurations x 5 seeds = 15 trials" in completed.stdout
+    assert "model=xlm-roberta-base" in completed.stdout
+    assert "Departures from Ding et al. 2022" in completed.stdout
 
 
 def test_cluster_command_validates_the_cluster_file(tmp_path):

@@ -14,6 +14,7 @@ from mlflow.entities import Metric, Param
 from analysis.collect import example_artifact
 from analysis.compare import compare_sweeps
 from analysis.papers import load_published_results
+from analysis.plots import fit_gain_against_distance, load_language_distances
 from analysis.report import report_sweep
 from analysis.reproduction import (
     ABOVE,
@@ -86,21 +87,29 @@ CONFIGS = {
 HYPERPARAMETERS = ("alpha", "beta", "layer", "m")
 
 
-def _make_sweep(root, model: str) -> str:
-    """A finished EAR x XNLI sweep of ``model`` as the sweeps layer logs it."""
+def _make_sweep(
+    root,
+    model: str,
+    configs: dict = CONFIGS,
+    experiment: str = "ear_xnli",
+    names: tuple[str, ...] = HYPERPARAMETERS,
+    test: str = "ttest",
+) -> str:
+    """A finished sweep (EAR x XNLI unless ``configs`` says otherwise) of ``model`` as the
+    sweeps layer logs it; ``names``: the hyperparameter params every run logs."""
     uri = f"sqlite:///{root}/mlflow.db"
     client = MlflowClient(tracking_uri=uri)
-    experiment_id = client.create_experiment("ear_xnli", artifact_location=(root / "a").as_uri())
+    experiment_id = client.create_experiment(experiment, artifact_location=(root / "a").as_uri())
     parent = client.create_run(experiment_id, tags={ROLE_TAG: PARENT_ROLE}).info.run_id
     client.log_batch(
         parent,
         params=[
-            Param("significance_test", "ttest"),
+            Param("significance_test", test),
             Param("base.task", "xnli"),
             Param("base.model", model),
         ],
     )
-    for label, (method, hyperparameters, percents) in CONFIGS.items():
+    for label, (method, hyperparameters, percents) in configs.items():
         tags = trial_tags(parent, label, method, hyperparameters=hyperparameters)
         for index, seed in enumerate(SEEDS):
             run_id = client.create_run(experiment_id, tags=tags).info.run_id
@@ -119,7 +128,7 @@ def _make_sweep(root, model: str) -> str:
                 "model": model,
                 "source_lang": "en",
                 "dictionary_scale": "1.0",
-                **{name: hyperparameters.get(name, "none") for name in HYPERPARAMETERS},
+                **{name: hyperparameters.get(name, "none") for name in names},
             }
             client.log_batch(
                 run_id, metrics=metrics, params=[Param(k, v) for k, v in params.items()]
@@ -173,9 +182,10 @@ def test_average_row_uses_the_printed_average_only_when_we_have_every_language()
 def test_report_shows_the_matching_published_rows(mbert_report):
     report, _ = mbert_report
     markdown = report.markdown
-    # ding2022 copies huang2021's mBERT* row: one row, both named
+    # ding2022 copies huang2021's mBERT* row: one row, shown under the paper that printed it
+    # first, both named
     assert (
-        "| paper: finetune (ding2022, Table 1; = huang2021 Table 2 [hu2020]) "
+        "| paper: finetune [hu2020] (huang2021, Table 2; = ding2022 Table 1) "
         "| 80.8 | 70.0 | 73.5 | 74.8 |" in markdown
     )
     assert "| paper: finetune [reproduce] (huang2021, Table 2) | 82.3 | 70.8 | 74.3 | 75.8 |" in (
@@ -197,9 +207,10 @@ def _rows(frame, label, paper, table, setting=""):
     return chosen.set_index("lang")
 
 
-def test_baseline_against_ding2022_table_1(mbert_report):
+def test_baseline_against_huang2021s_copy_of_hu2020_also_in_ding2022_table_1(mbert_report):
     report, frame = mbert_report
-    rows = _rows(frame, "finetune", "ding2022", "Table 1")
+    assert _rows(frame, "finetune", "ding2022", "Table 1").empty  # folded into its origin
+    rows = _rows(frame, "finetune", "huang2021", "Table 2", "hu2020")
     assert rows["verdict"].to_dict() == {
         "en": REPRODUCED,  # 80.8 in 82 ± 4
         "de": BELOW,  # 70.0 under 75 - 2
@@ -209,9 +220,10 @@ def test_baseline_against_ding2022_table_1(mbert_report):
     assert rows.loc["es", "difference"] == pytest.approx(71.0 - 73.5)
     assert rows.loc["avg", "ours_std"] == pytest.approx(4 / 3)
     assert rows.loc["avg", "paper_value"] == pytest.approx((80.8 + 70.0 + 73.5) / 3)
-    assert rows.loc["en", "also_in"] == "huang2021 Table 2 [hu2020]"
-    assert "### Baseline `finetune` vs ding2022 Table 1 (`finetune`), test accuracy" in (
-        report.markdown
+    assert rows.loc["en", "also_in"] == "ding2022 Table 1"
+    assert (
+        "### Baseline `finetune` vs huang2021 Table 2 (`finetune`, hu2020), test accuracy"
+        in report.markdown
     )
     assert "| en | 82.00 ± 2.00 | 80.8 | +1.20 | reproduced | 3 |" in report.markdown
     assert "| de | 75.00 ± 1.00 | 70.0 | +5.00 | below | 3 |" in report.markdown
@@ -346,7 +358,7 @@ def test_compare_shows_the_papers_main_table_rows_beside_ours(tmp_path):
     assert labels[:2] == ["ear_xnli: finetune (baseline)", f"ear_xnli: {SELECTED}"]
     rows = dict(table.rows)
     # The papers' chosen configurations only: no grid point, no two-language grid.
-    assert rows["paper: finetune (ding2022, Table 1; = huang2021 Table 2 [hu2020])"][:3] == [
+    assert rows["paper: finetune [hu2020] (huang2021, Table 2; = ding2022 Table 1)"][:3] == [
         "80.8",
         "70.0",
         "73.5",
@@ -368,3 +380,168 @@ def test_report_draws_our_two_language_grid_beside_the_papers(mbert_report):
     with open(next(p for p in report.plot_paths if "huang2021_Table_7" in p), "rb") as png:
         assert png.read(8) == b"\x89PNG\r\n\x1a\n"
     assert "![generalized_baseline_vs_huang2021_Table_7]" in report.markdown
+
+
+# A robust XNLI sweep of mBERT: the baseline, ADV at two radii and RS-RP at Enc(x), ADV at
+# the word embeddings (not the paper's method), RS-DA with the paper's m = 3.
+ROBUST_NAMES = ("epsilon", "adv_steps", "adv_step_scale", "perturbation_site", "m")
+_ENC = {"perturbation_site": "encoder_output"}
+ROBUST = {
+    "finetune": CONFIGS["finetune"],
+    "adv epsilon=0.01": ("adv", {"epsilon": "0.01", **_ENC}, CONFIGS[OFF_GRID][2]),
+    "adv epsilon=0.1": ("adv", {"epsilon": "0.1", **_ENC}, CONFIGS[GRID_POINT][2]),
+    "adv epsilon=0.01 perturbation_site=word_embeddings": (
+        "adv",
+        {"epsilon": "0.01", "perturbation_site": "word_embeddings"},
+        CONFIGS[OFF_GRID][2],
+    ),
+    "rs_rp epsilon=0.01": ("rs_rp", {"epsilon": "0.01", **_ENC}, CONFIGS[OFF_GRID][2]),
+    "rs_da m=3": ("rs_da", {"m": "3"}, CONFIGS[SELECTED][2]),
+}
+
+
+@pytest.fixture(scope="module")
+def robust_report(tmp_path_factory):
+    root = tmp_path_factory.mktemp("robust")
+    uri = _make_sweep(root, MBERT, ROBUST, "robust_xnli", ROBUST_NAMES, "bootstrap")
+    report = report_sweep(uri, "robust_xnli", out_dir=str(root / "out"), register=False)
+    payload = json.loads(open(report.json_path, encoding="utf-8").read())
+    return report, pd.DataFrame(payload["reproduction"])
+
+
+def test_a_robust_sweep_meets_every_huang2021_row_of_its_methods(robust_report):
+    """All four of huang2021's XNLI rows (the reproduced baseline, ADV, RS-RP, RS-DA), each
+    configuration against every row it matches, whichever is selected."""
+    report, frame = robust_report
+    table_2 = frame[(frame["paper"] == "huang2021") & (frame["table"] == "Table 2")]
+    met = set(zip(table_2["config_label"], table_2["method"], table_2["setting"]))
+    assert met == {
+        ("finetune", "finetune", "hu2020"),
+        ("finetune", "finetune", "reproduce"),
+        ("adv epsilon=0.01", "adv", ""),  # the paper searched epsilon: each radius meets it
+        ("adv epsilon=0.1", "adv", ""),
+        ("rs_rp epsilon=0.01", "rs_rp", ""),
+        ("rs_da m=3", "rs_da", ""),
+    }
+    for method in ("finetune`, reproduce", "adv`", "rs_rp`", "rs_da`"):
+        assert f"vs huang2021 Table 2 (`{method})" in report.markdown
+    # the word-embedding site is not the paper's ADV: it meets no row
+    assert not frame["config_label"].str.contains("word_embeddings").any()
+    # a row's numbers against a configuration that is neither baseline nor selection
+    adv = _rows(frame, "adv epsilon=0.1", "huang2021", "Table 2")
+    assert set(adv["role"]) == {"published point"}
+    assert adv.loc["es", "paper_printed"] == "74.4"  # mBERT-ADV es, huang2021 L124
+    assert adv.loc["es", "ours_mean"] == pytest.approx(76.0)
+    assert adv.loc["es", "verdict"] == REPRODUCED  # 74.4 in 76 ± 2
+    # RS-DA's generalized grid (Table 9) and its copy in ding2022 Table 1 are met too
+    rs_da = frame[frame["config_label"] == "rs_da m=3"]
+    assert {"Table 2", "Table 9"} <= set(rs_da.loc[rs_da["paper"] == "huang2021", "table"])
+    assert (rs_da["also_in"] == "ding2022 Table 1").any()
+
+
+def _frame(configs: dict, baseline: str, selected: str, names=HYPERPARAMETERS) -> pd.DataFrame:
+    """``reproduction_frame`` on trials built in memory (no MLflow): two seeds each."""
+    rows = []
+    for label, (method, hyperparameters, percents) in configs.items():
+        for index, seed in enumerate((1, 2)):
+            rows.append(
+                {
+                    "run_id": f"{label}-{seed}",
+                    "config_key": label,
+                    "config_label": label,
+                    "method": method,
+                    "adaptation": "none",
+                    "seed": seed,
+                    "hyperparameters": tuple(hyperparameters),
+                    "task": "xnli",
+                    "model": MBERT,
+                    **{name: hyperparameters.get(name) for name in names},
+                    **{f"{key}/accuracy": correct[index] / N for key, correct in percents.items()},
+                }
+            )
+    trials = pd.DataFrame(rows)
+    return reproduction_frame(trials, load_published_results(), "xnli", MBERT, baseline, selected)
+
+
+def test_a_selected_ablation_meets_its_ablation_row_and_never_the_full_methods():
+    no_ept = "ear alpha=0 beta=0.1 layer=6 m=1"
+    configs = {
+        "finetune": CONFIGS["finetune"],
+        no_ept: (
+            "ear",
+            {"alpha": "0", "beta": "0.1", "layer": "6", "m": "1"},
+            CONFIGS[SELECTED][2],
+        ),
+    }
+    frame = _frame(configs, "finetune", no_ept)
+    ablation = frame[frame["config_label"] == no_ept]
+    assert set(ablation["role"]) == {"selected"}
+    assert set(zip(ablation["table"], ablation["setting"])) == {("Table 3", "-EPT")}
+
+
+def test_an_average_only_row_is_compared_on_our_average_over_the_papers_languages():
+    """ding2022 Table 6 prints one number per dictionary scale (lang avg, over XNLI's 15
+    languages): ours is the mean over the languages of those we have, here en, es, de."""
+    half = "ear alpha=1 beta=0.1 layer=6 m=1 dictionary_scale=0.5"
+    point = {"alpha": "1", "beta": "0.1", "layer": "6", "m": "1", "dictionary_scale": "0.5"}
+    configs = {"finetune": CONFIGS["finetune"], half: ("ear", point, CONFIGS[SELECTED][2])}
+    frame = _frame(configs, "finetune", half, (*HYPERPARAMETERS, "dictionary_scale"))
+    (row,) = frame[(frame["table"] == "Table 6")].itertuples(index=False)
+    assert (row.setting, row.lang, row.paper_printed) == (
+        "dictionary_scale=0.5 dictionary_size=24987",
+        "avg",
+        "68.218",
+    )
+    # seed 1: (83 + 78 + 72) / 3, seed 2: (84 + 79 + 73) / 3
+    assert row.ours_mean == pytest.approx((233 / 3 + 236 / 3) / 2)
+    assert row.ours_std == pytest.approx(math.sqrt(2) * 0.5)
+    assert row.verdict == BELOW  # the paper's 68.218 lies under our 78.17 - 2 x 0.71
+    assert row.paper_average == (
+        "printed (the paper prints only its average, over 15 languages); "
+        "ours over the 3 of them we have"
+    )
+
+
+def test_gain_against_distance_is_a_least_squares_line_over_the_languages_both_have():
+    """A worked example: distances 0, 1, 2, 3 and gains 1, 3, 2, 5 (given out of order, one
+    language without a distance): mean x 1.5, mean y 2.75, Sxy 5.5, Sxx 5, Syy 8.75, so
+    slope 1.1, intercept 2.75 - 1.1 x 1.5 = 1.1, r = 5.5 / sqrt(5 x 8.75) = 0.8315."""
+    distances = {"en": 0.0, "de": 1.0, "zh": 2.0, "ja": 3.0}
+    gains = {"ja": 5.0, "en": 1.0, "zh": 2.0, "de": 3.0, "xx": 9.0}
+    fit = fit_gain_against_distance(gains, distances)
+    assert fit.languages == ("en", "de", "zh", "ja")  # sorted by distance, xx left out
+    assert fit.gains == (1.0, 3.0, 2.0, 5.0)
+    assert fit.slope == pytest.approx(1.1)
+    assert fit.intercept == pytest.approx(1.1)
+    assert fit.rvalue == pytest.approx(5.5 / math.sqrt(5 * 8.75))
+    assert fit_gain_against_distance({"en": 1.0, "de": 2.0}, distances) is None  # two points
+
+
+def test_the_packaged_distances_cover_xnli_and_pawsx():
+    distances = load_language_distances()
+    xnli = "en ar bg de el es fr hi ru sw th tr ur vi zh".split()
+    assert set(distances) == set(xnli) | {"ja", "ko"}
+    assert distances["en"] == 0.0 and all(d > 0 for lang, d in distances.items() if lang != "en")
+    # the paper's nearest and farthest PAWS-X languages keep their places (its Tables 4-6)
+    assert distances["de"] < distances["zh"] < distances["ja"]
+    with pytest.raises(ValueError, match="columns: syntactic, phonological, inventory"):
+        load_language_distances(column="genetic")
+
+
+def test_a_robust_report_draws_gain_against_distance_per_method(robust_report):
+    report, _ = robust_report
+    names = {Path(path).name for path in report.plot_paths}
+    assert {"gain_vs_distance_adv.png", "gain_vs_distance_rs_rp.png"} <= names
+    assert "gain_vs_distance_rs_da.png" in names
+    with open(next(p for p in report.plot_paths if p.endswith("rs_da.png")), "rb") as png:
+        assert png.read(8) == b"\x89PNG\r\n\x1a\n"
+    # what the RS-DA figure draws, by hand: gains (points) en 84-82, de 73-75, es 79-71
+    distances = load_language_distances()
+    fit = fit_gain_against_distance({"en": 2.0, "de": -2.0, "es": 8.0}, distances)
+    assert fit.languages == ("en", "de", "es")  # 0 < 0.1808 < 0.2669 (featural)
+    assert "![gain_vs_distance_rs_da]" in report.markdown
+
+
+def test_an_ear_sweep_draws_no_distance_plot(mbert_report):
+    report, _ = mbert_report
+    assert not any("gain_vs_distance" in path for path in report.plot_paths)

@@ -1,20 +1,27 @@
 """XSR: reciprocal ranks and MRR on a worked example, layer choice, padding-free mean
-pooling, the Tatoeba reader, and the settings XSR refuses."""
+pooling, the Tatoeba reader, the settings XSR refuses, and an XSR trial's QA fine-tuning
+before retrieval (efimov2023 L119)."""
 
 import numpy as np
 import pytest
 import torch
+from tiny_trials import TINY_TRIAL
 
+from xlt_core.adjustment import tokenizer_texts
 from xlt_core.config import TrialConfig
 from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
-from xlt_core.models import tiny_tokenizer
+from xlt_core.models import load_model, tiny_tokenizer
+from xlt_core.preflight import check_resources
+from xlt_core.reporting import ListReporter
+from xlt_core.tasks import TASKS, retrieval
 from xlt_core.tasks.retrieval import (
     choose_layer,
     layer_sentence_vectors,
     mrr_per_layer,
     reciprocal_ranks,
 )
+from xlt_core.trial import run_trial
 
 
 def test_mrr_on_a_worked_example():
@@ -85,10 +92,102 @@ def test_misaligned_files_are_named(tmp_path):
         load_tatoeba("local", "xx", str(tmp_path))
 
 
-def test_xsr_refuses_continual_learning_and_a_tiny_model_without_parallel_data():
-    with pytest.raises(ConfigError, match="method"):
-        TrialConfig.from_dict(
-            {"task": "xsr", "method": "adjusted_continual", "parallel_data": "synthetic"}
+def test_xsr_fine_tunes_only_and_a_tiny_model_needs_parallel_data():
+    with pytest.raises(ConfigError, match="task=xsr supports method finetune"):
+        check_resources(
+            TrialConfig.from_dict({"task": "xsr", "method": "adv", "parallel_data": "synthetic"})
         )
     with pytest.raises(ConfigError, match="parallel_data"):
         TrialConfig.from_dict({"task": "xsr", "method": "finetune"})
+
+
+def test_local_xsr_needs_the_qa_training_file_it_fine_tunes_on(tmp_path):
+    (tmp_path / "tatoeba").mkdir()
+    for side in ("spa", "eng"):
+        (tmp_path / "tatoeba" / f"tatoeba.spa-eng.{side}").write_text("a\nb\n")
+    config = TrialConfig.from_dict(
+        {
+            "task": "xsr",
+            "data_source": "local",
+            "data_dir": str(tmp_path),
+            "target_langs": "es",
+            "parallel_data": "synthetic",
+        }
+    )
+    with pytest.raises(ConfigError, match="data_dir.*tydiqa.goldp.en.train.json"):
+        check_resources(config)
+
+
+XSR_TRIAL = {
+    **TINY_TRIAL,
+    "task": "xsr",
+    "data_source": "synthetic",
+    "parallel_data": "synthetic",
+    "parallel_max_sentences": 60,
+    "target_langs": "es",
+    "learning_rate": 1e-3,
+    "adjust_learning_rate": 1e-3,
+    "max_train_examples": 48,
+    "max_eval_examples": 16,
+    "max_seq_length": 64,
+}
+
+
+def _retrieval_encoders(monkeypatch) -> list[dict]:
+    """The weights of every encoder retrieval reads, recorded as it reads them."""
+    seen, real = [], retrieval.layer_sentence_vectors
+
+    def recording(encoder, *args, **kwargs):
+        seen.append({k: v.detach().clone() for k, v in encoder.state_dict().items()})
+        return real(encoder, *args, **kwargs)
+
+    monkeypatch.setattr(retrieval, "layer_sentence_vectors", recording)
+    return seen
+
+
+def test_xsr_retrieves_with_the_encoder_fine_tuned_on_qa(tmp_path, monkeypatch):
+    config = TrialConfig.from_dict(
+        {**XSR_TRIAL, "cache_dir": str(tmp_path / "cache"), "save_model_dir": str(tmp_path / "m")}
+    )
+    encoders, reporter = _retrieval_encoders(monkeypatch), ListReporter()
+    result = run_trial(config, reporter)
+    # It trained on QA (the start/end loss), selected on QA's English dev F1, then retrieved.
+    assert reporter.reports and all("train/ce" in metrics for _, metrics in reporter.reports)
+    assert {"dev/en/f1", "dev/pooled/mrr", "test/es/mrr", "xsr_layer/es"} <= set(result.metrics)
+    # The QA model the trial saved (its best dev checkpoint) is the encoder retrieval read ...
+    from transformers import BertForQuestionAnswering
+
+    trained = BertForQuestionAnswering.from_pretrained(str(tmp_path / "m")).base_model
+    assert encoders and all(
+        torch.equal(weights[name], value)
+        for weights in encoders
+        for name, value in trained.state_dict().items()
+    )
+    # ... and not the original encoder (the trial's initialisation: same texts, same seed),
+    # which gives other sentence vectors.
+    task = TASKS["xsr"]
+    texts = task.training_texts(task.load_training(config)) + tokenizer_texts(config)
+    original, tokenizer = load_model(config, 2, texts, head="question_answering")
+    initial = original.base_model.state_dict()
+    assert {name: value.shape for name, value in initial.items()} == {
+        name: value.shape for name, value in encoders[0].items()
+    }
+    assert not all(torch.equal(value, encoders[0][name]) for name, value in initial.items())
+    sentences = list(load_tatoeba("synthetic", "es").queries[:4])
+    before, after = (
+        layer_sentence_vectors(model, tokenizer, sentences, 64, 4, torch.device("cpu"))
+        for model in (original.base_model, trained)
+    )
+    assert not torch.allclose(before[-1], after[-1])
+
+
+def test_adjusted_continual_xsr_aligns_during_its_qa_fine_tuning(tmp_path):
+    config = TrialConfig.from_dict(
+        {**XSR_TRIAL, "adaptation": "adjusted_continual", "cache_dir": str(tmp_path)}
+    )
+    reporter = ListReporter()
+    result = run_trial(config, reporter)
+    logged = {key for _, metrics in reporter.reports for key in metrics}
+    assert {"train/ce", "train/align", "train/reg"} <= logged
+    assert result.metrics["adjust/steps"] >= 1
+    assert 0 < result.metrics["test/es/mrr"] <= 1

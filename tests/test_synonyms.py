@@ -18,6 +18,7 @@ from xlt_core.data.synonyms import (
     augment_pair,
     augment_sentence,
     load_synonym_table,
+    with_lookup,
 )
 from xlt_core.data.synthetic import synthetic_synonyms, synthetic_xnli
 from xlt_core.errors import DataError
@@ -53,9 +54,25 @@ def test_hand_made_table_substitutes_only_neighbours_and_keeps_other_words():
         assert words[0] == "the" and words[4] == "to" and words[7] == "" and words[8] == "house"
 
 
-def test_capitalised_word_falls_back_to_its_lower_case_entry():
-    drawn = {augment_sentence("Big", HAND_MADE, random.Random(seed)) for seed in range(60)}
+def test_capitalised_word_falls_back_to_its_lower_case_entry_unless_the_lookup_is_exact():
+    fallback = with_lookup(HAND_MADE, "lowercase_fallback")
+    drawn = {augment_sentence("Big", fallback, random.Random(seed)) for seed in range(60)}
     assert drawn == {"Big", "large", "huge"}
+    # the released code's lookup: "Big" is not a key, so it is never replaced
+    exact = with_lookup(HAND_MADE, "exact")
+    assert {augment_sentence("Big big", exact, random.Random(seed)) for seed in range(60)} == {
+        "Big big",
+        "Big large",
+        "Big huge",
+    }
+
+
+def test_trials_read_the_table_with_their_lookup():
+    base = {"method": "rs_da", "data_source": "local", "data_dir": "/nowhere"}
+    default = load_synonyms(TrialConfig.from_dict(base))
+    assert default.get("Good") == default.get("good") and len(default.get("good")) > 1
+    exact = load_synonyms(TrialConfig.from_dict({**base, "synonym_lookup": "exact"}))
+    assert exact.get("Good") is None and exact.get("good") == default.get("good")
 
 
 def test_counterfitted_table_substitutes_only_neighbours(counterfitted):
@@ -148,7 +165,7 @@ def test_real_data_defaults_to_the_shipped_table_without_any_setting(tmp_path, s
         settings["data_dir"] = str(tmp_path)  # holds no synonyms file
     config = TrialConfig.from_dict(settings)
     assert config.synonym_path() == COUNTERFITTED_TABLE
-    assert load_synonyms(config) is load_synonym_table(COUNTERFITTED_TABLE)
+    assert load_synonyms(config).table is load_synonym_table(COUNTERFITTED_TABLE)  # shared
 
 
 def test_given_table_wins_and_synthetic_data_keeps_its_own(tmp_path):

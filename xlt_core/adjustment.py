@@ -4,16 +4,21 @@ Before a trial with adaptation `adjusted` or `adjusted_continual` trains, its en
 adjusted on word-aligned parallel data: linked target-language word vectors are pulled
 onto their English counterparts while a regulariser keeps English vectors near those of
 a frozen copy of the original encoder (`objectives/alignment.py` has the losses).
-Every target language of the trial that has parallel data contributes its pairs; they
-are shuffled together (Cao et al. align several languages jointly). The last 10% of each
-language's pairs (at most 200) are held out to measure the mean L2 distance of linked
+One pair of languages at a time (efimov2023 L63; Cao et al. aligned five jointly): the
+trial runs one language stage per target (`language_stages.py`), and the config a stage
+passes here has that one target with parallel data, so its encoder sees only en-<lang>
+pairs. A config with several targets (probing of an unadapted trial) pools their pairs.
+The pairs are the trial's seeded sample of the language's pool (`data/parallel.py`); the
+last 10% of them (at most 200) are held out to measure the mean L2 distance of linked
 word vectors before and after (`adjust/aligned_distance_before`, `..._after`).
 
 Optimisation follows Cao et al.'s released alignment code: AdamW, learning rate 5e-5,
 10% linear warmup, one epoch; the batch size (8 sentence pairs) is our choice.
 
-The adjusted encoder depends on the model, the tokenizer, the parallel data, the
-adjustment settings and the seed (tied to the fine-tuning seed, as in the paper), and is
+The adjusted encoder depends on the model, the tokenizer, the language, the parallel data
+(corpus, pool, sample, word splitting), the adjustment settings and the seed (tied to the
+fine-tuning seed and drawing the sample, as in the paper: "For each run we sample 30K
+sentences", L125), and is
 cached on disk under that key, so every trial sharing them reuses one computation (a
 file lock makes concurrent trials wait for the first).
 """
@@ -34,7 +39,13 @@ from transformers import get_linear_schedule_with_warmup
 
 from xlt_core.config import TINY_MODEL, TrialConfig
 from xlt_core.data.alignment import AlignedPairs, aligned_pairs, tokenizer_fingerprint
-from xlt_core.data.parallel import ParallelCorpus, load_parallel, parallel_targets
+from xlt_core.data.parallel import (
+    WORD_SPLITTING,
+    ParallelCorpus,
+    load_parallel,
+    parallel_targets,
+    sample_indices,
+)
 from xlt_core.objectives.alignment import (
     ContinualAlignment,
     alignment_distances,
@@ -47,10 +58,12 @@ WARMUP_RATIO = 0.1
 
 
 def parallel_corpora(config: TrialConfig) -> list[ParallelCorpus]:
+    """The pool of each target language with parallel data (the same for every seed)."""
     if not config.parallel_data:
         return []
+    pool = config.parallel_pool_sentences or config.parallel_max_sentences
     return [
-        load_parallel(config.parallel_data, config.source_lang, lang, config.parallel_max_sentences)
+        load_parallel(config.parallel_data, config.source_lang, lang, pool)
         for lang in parallel_targets(config)
     ]
 
@@ -67,11 +80,13 @@ def tokenizer_texts(config: TrialConfig) -> list[str]:
 
 
 def split_pairs(config: TrialConfig, tokenizer) -> tuple[AlignedPairs, AlignedPairs]:
-    """(training pairs, held-out pairs) over every target language with parallel data."""
+    """(training pairs, held-out pairs) of the seed's sample of each target language's pool
+    (every target language with parallel data: one in a language stage)."""
     cache_dir = Path(config.cache_dir)
     train_parts, held_out_parts = [], []
-    for corpus in parallel_corpora(config):
-        pairs = aligned_pairs(corpus, tokenizer, config.max_seq_length, cache_dir)
+    for pool in parallel_corpora(config):
+        sample = sample_indices(len(pool), config.parallel_max_sentences, config.seed)
+        pairs = aligned_pairs(pool, tokenizer, config.max_seq_length, cache_dir, sample)
         cut = len(pairs) - min(HELD_OUT_MAX, max(1, int(HELD_OUT_SHARE * len(pairs))))
         train_parts.append(pairs.select(range(cut)))
         held_out_parts.append(pairs.select(range(cut, len(pairs))))
@@ -194,6 +209,7 @@ def _adjustment_key(config: TrialConfig, tokenizer, pairs: AlignedPairs) -> str:
         "tiny_heads",
         "parallel_data",
         "parallel_max_sentences",
+        "parallel_pool_sentences",
         "max_seq_length",
         "adjust_epochs",
         "adjust_learning_rate",
@@ -202,7 +218,8 @@ def _adjustment_key(config: TrialConfig, tokenizer, pairs: AlignedPairs) -> str:
         "seed",
     )
     settings = {name: getattr(config, name) for name in fields} | {
-        "langs": parallel_targets(config)
+        "langs": parallel_targets(config),
+        "word_splitting": WORD_SPLITTING,
     }
     digest = hashlib.sha256(json.dumps(settings, sort_keys=True).encode())
     digest.update(tokenizer_fingerprint(tokenizer).encode())

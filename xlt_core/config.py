@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from xlt_core.data.synonyms import COUNTERFITTED_TABLE
+from xlt_core.data.synonyms import COUNTERFITTED_TABLE, SYNONYM_LOOKUPS
 from xlt_core.errors import ConfigError, require_one_of
 
 TASKS = ("xnli", "pawsx", "ner", "qa", "xsr")
 DATA_SOURCES = ("synthetic", "local", "hub")
 TINY_MODEL = "tiny"
+PRECISIONS = ("bf16", "fp32")
 
 # `method` names the training objective; the hyperparameters each objective has (what its
 # sweeps vary besides the seed). Each objective is a module of `xlt_core/objectives`,
@@ -60,6 +61,9 @@ HYPERPARAMETER_NAMES = tuple(
 )
 # RS-DA as released trains on the m copies only; EAR-style keeps each original too.
 RS_DA_VARIANTS = ("released", "keep_originals")
+# The methods that perturb vectors in an L-inf ball, and where they may perturb them.
+PERTURBING_METHODS = ("adv", "rs_rp")
+PERTURBATION_SITES = ("encoder_output", "word_embeddings")
 # The methods that draw synonym copies from a neighbour table.
 SYNONYM_METHODS = ("ear", "ear_nt", "ear_srpt", "rs_da")
 
@@ -73,6 +77,8 @@ STUDY_SETTINGS = {
     "dictionary_scale": lambda config: config.uses_synonyms,  # ding2022 Table 6
     "source_lang": lambda config: True,  # ding2022 Table 5
     "selection_dev": lambda config: True,
+    # Where ADV and RS-RP perturb (huang2021's Enc(x), or the word embeddings).
+    "perturbation_site": lambda config: config.method in PERTURBING_METHODS,
 }
 # The tasks whose training set exists in other languages than English (XNLI's and PAWS-X's
 # machine-translated training sets); the others train on English only.
@@ -80,6 +86,9 @@ TRANSLATED_SOURCE_TASKS = ("xnli", "pawsx")
 # Which dev set selects: English dev (XNLI's protocol, the same set whatever the source
 # language, so configurations compare), or the source language's own dev.
 SELECTION_DEVS = ("en", "source")
+# The MLQA split the QA task evaluates: dev (about 500 questions per language) or test (about
+# 5K, the split XTREME and efimov2023 report).
+MLQA_SPLITS = ("dev", "test")
 
 
 @dataclass(frozen=True)
@@ -101,6 +110,9 @@ class TrialConfig:
     # Neighbour table (JSON word -> [neighbours]) for synonym copies; None means the
     # synthetic data's own table, or the counter-fitted table shipped with the package.
     synonyms: str | None = None
+    # How a word is looked up in it (data/synonyms.py): "lowercase_fallback" (as written,
+    # then lower-cased) or "exact" (as written only, as the released RS-DA and EAR code).
+    synonym_lookup: str = "lowercase_fallback"
 
     # EAR (Ding et al. 2022): loss = CE(x) + CE(x^a) + alpha*EPT + beta*APT.
     alpha: float = 1.0
@@ -118,9 +130,12 @@ class TrialConfig:
     # rs_syntax: the probability of each adjacent-word swap (huang2021: p = 0.1).
     swap_probability: float = 0.1
 
-    # Robust training (Huang et al. 2021): an L-inf ball of radius epsilon around the word
-    # embeddings (the vectors `inputs_embeds` replaces, before position/type embeddings).
+    # Robust training (Huang et al. 2021): an L-inf ball of radius epsilon around the vectors
+    # at `perturbation_site` (PERTURBATION_SITES; objectives/perturbation.py): the encoder's
+    # output fed to the task head, the paper's Enc(x) (the default, so that smoke runs the
+    # paper's path), or the word embeddings (`inputs_embeds`, before position/type).
     epsilon: float = 0.01
+    perturbation_site: str = "encoder_output"
     adv_steps: int = 1  # projected gradient-sign ascent steps (1 = FGSM)
     adv_step_scale: float = 1.0  # each ascent step is adv_step_scale * epsilon
     rs_da_variant: str = (
@@ -132,7 +147,12 @@ class TrialConfig:
     # Eq. 1's optimisation (Cao et al.'s released settings) and regulariser weight, and
     # Eq. 2's continual weights (alpha 0.01 as in the paper) with pairs per task step.
     parallel_data: str | None = None
+    # The sentence pairs each trial adjusts on, drawn with its seed from the pool: the first
+    # parallel_pool_sentences usable pairs of the corpus, word-aligned as a whole (efimov2023
+    # L125: 30K sampled per run from 250K). None: the pool is the first
+    # parallel_max_sentences pairs, the same for every seed.
     parallel_max_sentences: int = 20000
+    parallel_pool_sentences: int | None = None
     adjust_epochs: float = 1.0
     adjust_learning_rate: float = 5e-5
     adjust_batch_size: int = 8
@@ -149,6 +169,10 @@ class TrialConfig:
     warmup_ratio: float = 0.1
     weight_decay: float = 0.0
     max_grad_norm: float = 1.0
+    # Training and pair-classification evaluation run under bf16 autocast on CUDA ("bf16",
+    # fp32 weights and optimizer states), or in plain fp32 ("fp32", the papers' V100 runs);
+    # autocast is never on on CPU.
+    precision: str = "bf16"
     evals_per_epoch: int = 1
     max_train_examples: int | None = None
     max_eval_examples: int | None = None
@@ -170,6 +194,7 @@ class TrialConfig:
     # For a local directory with dev files only (the shared PAWS-X sample): cut the parallel
     # dev files by example index into disjoint train / dev / test parts (see data/loading.py).
     split_dev_files: bool = False
+    mlqa_split: str = "dev"  # MLQA_SPLITS (data/squad.py)
 
     # Only for model == "tiny".
     tiny_hidden_size: int = 64
@@ -303,14 +328,17 @@ class TrialConfig:
                 "with the target languages)",
             )
         require_one_of("selection_dev", self.selection_dev, SELECTION_DEVS)
+        require_one_of("mlqa_split", self.mlqa_split, MLQA_SPLITS)
         _at_least("alpha", self.alpha, 0.0)
         _at_least("beta", self.beta, 0.0)
         _at_least("m", self.m, 1)
         _at_least("layer", self.layer, 1)
         _positive("epsilon", self.epsilon)
+        require_one_of("perturbation_site", self.perturbation_site, PERTURBATION_SITES)
         _at_least("adv_steps", self.adv_steps, 1)
         _positive("adv_step_scale", self.adv_step_scale)
         require_one_of("rs_da_variant", self.rs_da_variant, RS_DA_VARIANTS)
+        require_one_of("synonym_lookup", self.synonym_lookup, SYNONYM_LOOKUPS)
         _positive("noise_sigma", self.noise_sigma)
         for name in ("dictionary_scale", "swap_probability"):
             if not 0.0 < getattr(self, name) <= 1.0:
@@ -350,6 +378,16 @@ class TrialConfig:
                 "(its tokenizer is trained on the parallel text)",
             )
         _at_least("parallel_max_sentences", self.parallel_max_sentences, 10)
+        if (
+            self.parallel_pool_sentences is not None
+            and self.parallel_pool_sentences < self.parallel_max_sentences
+        ):
+            raise ConfigError(
+                "parallel_pool_sentences",
+                self.parallel_pool_sentences,
+                f"None or a value >= parallel_max_sentences={self.parallel_max_sentences} "
+                "(the sample is drawn from the pool)",
+            )
         _positive("adjust_epochs", self.adjust_epochs)
         _positive("adjust_learning_rate", self.adjust_learning_rate)
         _at_least("adjust_batch_size", self.adjust_batch_size, 1)
@@ -365,6 +403,7 @@ class TrialConfig:
             raise ConfigError("warmup_ratio", self.warmup_ratio, "a number in [0, 1)")
         _at_least("weight_decay", self.weight_decay, 0.0)
         _positive("max_grad_norm", self.max_grad_norm)
+        require_one_of("precision", self.precision, PRECISIONS)
         _at_least("evals_per_epoch", self.evals_per_epoch, 1)
         for name in ("max_train_examples", "max_eval_examples"):
             if getattr(self, name) is not None:

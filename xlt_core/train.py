@@ -18,6 +18,7 @@ from transformers import get_linear_schedule_with_warmup
 from xlt_core.config import TrialConfig
 from xlt_core.errors import TrainingDiverged
 from xlt_core.objectives.base import Objective, TrainingSet
+from xlt_core.precision import autocast
 from xlt_core.reporting import Reporter
 from xlt_schema import DEV_CURVE
 
@@ -125,14 +126,12 @@ def train_step(
     device: torch.device,
 ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """One optimisation step on the items `indices`: the batch collated onto `device`, the
-    objective's loss (bf16 autocast on CUDA), the finiteness check, backward, gradient
-    clipping at `max_grad_norm`, AdamW and the schedule. Returns the loss and its named
-    parts, not read back from the device."""
+    objective's loss (bf16 autocast on CUDA unless precision is fp32), the finiteness check,
+    backward, gradient clipping at `max_grad_norm`, AdamW and the schedule. Returns the loss
+    and its named parts, not read back from the device."""
     model.train()
     batch = {k: v.to(device) for k, v in training_set.batch(indices).items()}
-    with torch.autocast(
-        device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"
-    ):
+    with autocast(device, config.precision):
         loss, parts = objective.loss(model, batch)
     if not torch.isfinite(loss):
         # The schedule steps once per optimisation step (and is restored on resume).

@@ -5,13 +5,19 @@ The task (`config.task`, looked up in `tasks.TASKS`) says how its data is read, 
 and scored; the objective (`config.method`, `objectives.OBJECTIVES`) turns batches into a
 loss; the adaptation (`config.adaptation`) adjusts the encoder first and may wrap the
 objective with continual alignment (`adjustment.prepare_method`, probed by `probing`).
+An adjusted trial does this once per target language with parallel data, each language's
+encoder adjusted on that language's pairs only (`language_stages`: efimov2023's one pair
+of languages at a time); a trial without adaptation trains once.
 """
 
 from __future__ import annotations
 
+import copy
+
 from xlt_core.adjustment import tokenizer_texts
 from xlt_core.config import TrialConfig
 from xlt_core.data.loading import load_synonyms
+from xlt_core.language_stages import run_language_stages
 from xlt_core.models import load_model
 from xlt_core.objectives import build_objective
 from xlt_core.preflight import check_resources
@@ -31,26 +37,42 @@ def run_trial(config: TrialConfig, reporter: Reporter) -> TrialResult:
     train_examples = task.load_training(config)
     texts = task.training_texts(train_examples) + tokenizer_texts(config)
     model, tokenizer = load_model(config, task.num_labels(config), texts, head=task.head)
-    evaluator = task.evaluator(config, model, tokenizer, device)
+    if not config.adjusted:
+        return _train_and_evaluate(config, model, tokenizer, train_examples, reporter, device)
+    # Every language stage starts from the same original weights and head.
+    original = copy.deepcopy({k: v.detach().cpu() for k, v in model.state_dict().items()})
 
-    objective = None
-    if task.trains:
-        objective = build_objective(config, tokenizer.pad_token_id, load_synonyms(config))
+    def run_stage(stage_config: TrialConfig, stage_reporter: Reporter) -> TrialResult:
+        model.load_state_dict(original)
+        seed_everything(config.seed)
+        return _train_and_evaluate(
+            stage_config, model, tokenizer, train_examples, stage_reporter, device
+        )
+
+    return run_language_stages(config, reporter, run_stage)
+
+
+def _train_and_evaluate(
+    config: TrialConfig, model, tokenizer, train_examples, reporter: Reporter, device
+) -> TrialResult:
+    """Adapt (for the adaptations), train (for tasks that train) and evaluate `model`."""
+    task = TASKS[config.task]
+    evaluator = task.evaluator(config, model, tokenizer, device)
+    objective = build_objective(config, tokenizer.pad_token_id, load_synonyms(config))
     # The adaptation: the adjusted encoder, and continual alignment wrapped around the objective.
     objective, metrics, probe = prepare_probed_method(config, model, tokenizer, objective, device)
-    best_step, seconds = 0, 0.0
-    if task.trains:
-        encode = task.encoder(config, tokenizer, train_examples)
-        # Synonym copies (EAR, RS-DA) are drawn per seed from the shared training examples.
-        training_set = objective.training_set(train_examples, encode, config.seed)
-        outcome = train(
-            model, objective, training_set, config, evaluator.dev_metric, reporter, device
-        )
-        best_step, seconds = outcome.best_step, outcome.seconds
-        probe.record(trained_state(config), model.base_model)
+    encode = task.encoder(config, tokenizer, train_examples)
+    # Synonym copies (EAR, RS-DA) are drawn per seed from the shared training examples.
+    training_set = objective.training_set(train_examples, encode, config.seed)
+    outcome = train(model, objective, training_set, config, evaluator.dev_metric, reporter, device)
+    probe.record(trained_state(config), model.base_model)
 
     final_metrics, scores = evaluator.evaluate()
     save_trained(config, model, tokenizer)
     return TrialResult(
-        metrics | probe.metrics | final_metrics, scores, best_step, seconds, probe.figures
+        metrics | probe.metrics | final_metrics,
+        scores,
+        outcome.best_step,
+        outcome.seconds,
+        probe.figures,
     )

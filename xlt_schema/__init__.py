@@ -30,6 +30,11 @@ RUN_STATUS_TAG = "xlt.status"
 INTERRUPTED = "interrupted"
 # Set on the parent of a two-phase search: only that phase's trials are its results.
 REPORT_PHASE_TAG = "xlt.report_phase"
+# Set on the parent of a paper preset's sweep: the paper card it was built from
+# (sweeps/papers/<card>.yaml), and the departures from the paper it made (`--set` included),
+# a JSON artifact {"paper", "citation", "departures": [{"setting", "paper", "ours", "reason"}]}.
+PAPER_TAG = "xlt.paper"
+DEPARTURES_ARTIFACT = "paper/departures.json"
 FAILURE_TAG = "failure"
 # A trial run's identity: its training objective, what happened to its encoder, the hash of
 # every setting but the seed (seeds of one configuration share it) and a readable label.

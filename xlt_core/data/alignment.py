@@ -11,9 +11,11 @@
 - Each word is mapped to its subword span in the model's tokenizer ([CLS] at 0, spans
   [start, end) of token positions); words cut off by `max_length` lose their links.
 
-Word links depend on the text only and are cached on disk by the corpus fingerprint;
-subword spans are cached by corpus + tokenizer definition + max length, so trials never
-realign and only a new tokenizer re-maps. eflomal's sampler is not seeded, so a fresh
+Word links depend on the text and the word-splitting rule only (`parallel.WORD_SPLITTING`)
+and are cached on disk by the corpus fingerprint and that rule: a trial's pool is aligned
+once, whatever sample of it a seed draws. Subword spans are cached by pool + sample +
+splitting rule + tokenizer definition + max length, so trials never realign and only a new
+tokenizer or sample re-maps. eflomal's sampler is not seeded, so a fresh
 alignment may differ slightly from run to run; the cache (computed once under a file
 lock, while concurrent trials wait) makes every trial of a machine use the same one.
 """
@@ -21,6 +23,7 @@ lock, while concurrent trials wait) makes every trial of a machine use the same 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import tempfile
 from dataclasses import asdict, dataclass
@@ -30,7 +33,7 @@ from typing import Sequence
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from xlt_core.data.parallel import ParallelCorpus, split_words
+from xlt_core.data.parallel import WORD_SPLITTING, ParallelCorpus, split_words
 from xlt_core.tasks.pair_classification import _fingerprint as tokenizer_fingerprint
 
 Links = list[tuple[int, int]]
@@ -114,7 +117,8 @@ def eflomal_links(
 
 def align_corpus(corpus: ParallelCorpus, cache_dir: Path | None = None) -> list[Links]:
     """One-to-one, non-identical word links per sentence pair (cached by the corpus)."""
-    path = cache_dir / "alignments" / f"{corpus.fingerprint()}.pt" if cache_dir else None
+    key = f"{corpus.fingerprint()}-{WORD_SPLITTING}"
+    path = cache_dir / "alignments" / f"{key}.pt" if cache_dir else None
     if path is None:
         return _align(corpus)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -188,13 +192,23 @@ def aligned_pairs(
     tokenizer: PreTrainedTokenizerBase,
     max_length: int,
     cache_dir: Path | None = None,
+    sample: Sequence[int] | None = None,
 ) -> AlignedPairs:
-    """Aligned, subword-mapped sentence pairs of a corpus, cached by corpus + tokenizer."""
-    key = f"{corpus.fingerprint()}-{tokenizer_fingerprint(tokenizer)[:16]}-{max_length}"
+    """Aligned, subword-mapped sentence pairs of the `sample` of a corpus (indices; None:
+    every pair), word-aligned on the whole corpus; cached by corpus + sample + tokenizer."""
+    sample = list(range(len(corpus))) if sample is None else list(sample)
+    drawn = hashlib.sha256(repr(sample).encode()).hexdigest()[:12]
+    key = (
+        f"{corpus.fingerprint()}-{drawn}-{WORD_SPLITTING}-"
+        f"{tokenizer_fingerprint(tokenizer)[:16]}-{max_length}"
+    )
     path = cache_dir / "aligned" / f"{key}.pt" if cache_dir else None
     if path is not None and path.exists():
         return AlignedPairs(**torch.load(path))
-    pairs = map_to_subwords(corpus, align_corpus(corpus, cache_dir), tokenizer, max_length)
+    links = align_corpus(corpus, cache_dir)
+    pairs = map_to_subwords(
+        corpus.select(sample), [links[i] for i in sample], tokenizer, max_length
+    )
     if path is not None:
         _save_atomically(asdict(pairs), path)
     return pairs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PAWSX_LABELS, XNLI_LABELS, PairExample
 from xlt_core.data.pawsx import available_pawsx_languages, load_pawsx
-from xlt_core.data.synonyms import load_synonym_table, scaled_table
+from xlt_core.data.synonyms import load_synonym_table, scaled_table, with_lookup
 from xlt_core.data.synthetic import synthetic_synonyms
 from xlt_core.data.xnli import available_xnli_languages, load_xnli
 from xlt_core.errors import ConfigError, DataError
@@ -55,7 +55,7 @@ def load_synonyms(config: TrialConfig) -> dict[str, list[str]] | None:
     path = config.synonym_path()
     # The synthetic table in the training language: a translated training set's words.
     table = synthetic_synonyms(config.source_lang) if path is None else load_synonym_table(path)
-    return scaled_table(table, config.dictionary_scale)
+    return with_lookup(scaled_table(table, config.dictionary_scale), config.synonym_lookup)
 
 
 def check_data(config: TrialConfig) -> None:

@@ -15,6 +15,13 @@ from xlt_core.data.examples import PairExample, perturbed_copies
 from xlt_core.errors import DataError
 
 SynonymTable = Mapping[str, Sequence[str]]
+# How a word is looked up (the setting `synonym_lookup`): as written, then lower-cased (the
+# project's default: the tables' keys are lower-case, so "The" finds the neighbours of
+# "the"), or as written only, as the released RS-DA and EAR code does (uclanlp/Robust-XLT
+# perturb.py, KB-Ding/EAR utils/perturb.py: `if word not in neighbors`), which never
+# replaces a capitalised word such as a sentence's first.
+LOWERCASE_FALLBACK, EXACT = "lowercase_fallback", "exact"
+SYNONYM_LOOKUPS = (LOWERCASE_FALLBACK, EXACT)
 
 # The counter-fitted neighbour set (Alzantot et al. 2018) that RS-DA and EAR used.
 COUNTERFITTED_TABLE = Path(__file__).parent / "resources" / "counterfitted_neighbors.json"
@@ -52,13 +59,33 @@ def _check_shape(table, path: str) -> None:
             )
 
 
+class LowercaseFallback(Mapping):
+    """A neighbour table read as written, then lower-cased: "The" has the neighbours of "the"."""
+
+    def __init__(self, table: SynonymTable):
+        self.table = table
+
+    def __getitem__(self, word: str) -> Sequence[str]:
+        return self.table[word] if word in self.table else self.table[word.lower()]
+
+    def __iter__(self):
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+def with_lookup(table: SynonymTable, lookup: str) -> SynonymTable:
+    """The table as `synonym_lookup` reads it (SYNONYM_LOOKUPS)."""
+    return LowercaseFallback(table) if lookup == LOWERCASE_FALLBACK else table
+
+
 def augment_sentence(sentence: str, table: SynonymTable, rng: random.Random) -> str:
     """Replace each word that has neighbours by a uniform draw from itself and its neighbours.
 
-    As in the released RS-DA/EAR code, words are split on single spaces. A word is looked
-    up as written, then in lower case, because the tables' keys are lower-case: "The"
-    finds the neighbours of "the". A drawn neighbour is inserted as the table spells it;
-    words without neighbours are kept unchanged.
+    As in the released RS-DA/EAR code, words are split on single spaces and looked up in
+    `table` (as written; `with_lookup` gives the lower-case fallback). A drawn neighbour is
+    inserted as the table spells it; words without neighbours are kept unchanged.
     """
     return " ".join(_draw_substitute(word, table, rng) for word in sentence.split(" "))
 
@@ -77,8 +104,6 @@ def augment_pair(
 
 def _draw_substitute(word: str, table: SynonymTable, rng: random.Random) -> str:
     neighbours = table.get(word)
-    if neighbours is None:
-        neighbours = table.get(word.lower(), ())
     if not neighbours:
         return word
     return rng.choice([word, *neighbours])

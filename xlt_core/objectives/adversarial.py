@@ -1,8 +1,8 @@
-"""ADV: adversarial training in an L-inf ball on the word embeddings (Huang et al. 2021).
+"""ADV: adversarial training in an L-inf ball (Huang et al. 2021), at `perturbation_site`.
 
 The paper's objective is min-max: minimise over the model the cross-entropy at the worst
-perturbation delta of the input embeddings with ||delta||_inf <= epsilon, epsilon in
-{0.001, 0.01, 0.1, 1.0}. It released no code for ADV and leaves the solver of the inner
+perturbation delta of Enc(x) with ||delta_i||_inf <= epsilon (huang2021.txt L84, L166),
+epsilon in {0.001, 0.01, 0.1, 1.0}. It released no code for ADV and leaves the solver of the inner
 maximisation open; our choices, each a setting:
 
 - projected gradient-sign ascent (PGD, Madry et al. 2018) from delta = 0: `adv_steps`
@@ -16,9 +16,11 @@ maximisation open; our choices, each a setting:
 The loss is the task head's own (cross-entropy for classification, start/end
 cross-entropy for extractive QA), so ADV serves every task that trains a head.
 
-Which embeddings are perturbed, and why: see `objectives/perturbation.py`. The gradient
-of the attack does not reach the model's weights (torch.autograd.grad w.r.t. delta only);
-the final pass on x + delta trains every weight, the embedding matrix included.
+Where delta is added (the encoder's output, the paper's Enc(x), or the word embeddings),
+and why: `objectives/perturbation.py`. The gradient of the attack does not reach the
+model's weights (torch.autograd.grad w.r.t. delta only); the final pass at delta trains
+every weight, the encoder included (the paper writes min over f; the whole model is
+fine-tuned, as in XTREME's scripts it follows).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dataclasses import dataclass
 import torch
 
 from xlt_core.objectives.base import Batch, Encoder, TrainingSet
-from xlt_core.objectives.perturbation import forward_embedded, real_token_mask, word_embeddings
+from xlt_core.objectives.perturbation import forward_perturbed, real_token_mask, site_like
 
 
 @dataclass
@@ -36,24 +38,26 @@ class Adversarial:
     epsilon: float
     steps: int
     step_scale: float
+    site: str = "encoder_output"
     name: str = "adv"
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "Adversarial":
-        return cls(config.epsilon, config.adv_steps, config.adv_step_scale)
+        return cls(
+            config.epsilon, config.adv_steps, config.adv_step_scale, config.perturbation_site
+        )
 
     def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:
         return encode(examples)
 
     def perturbation(self, model, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """The adversarial delta (inside the ball, zero at padding) and the clean loss."""
-        embeddings = word_embeddings(model, batch).detach()
-        mask = real_token_mask(batch, embeddings)
-        delta = torch.zeros_like(embeddings)
+        delta = site_like(model, batch, self.site)
+        mask = real_token_mask(batch, delta)
         clean_ce = None
         for _ in range(self.steps):
             delta.requires_grad_(True)
-            ce = forward_embedded(model, batch, embeddings + delta).loss
+            ce = forward_perturbed(model, batch, delta, self.site).loss
             (gradient,) = torch.autograd.grad(ce, delta)
             if clean_ce is None:
                 clean_ce = ce.detach()
@@ -63,5 +67,5 @@ class Adversarial:
 
     def loss(self, model, batch: Batch):
         delta, clean_ce = self.perturbation(model, batch)
-        adv_ce = forward_embedded(model, batch, word_embeddings(model, batch) + delta).loss
+        adv_ce = forward_perturbed(model, batch, delta, self.site).loss
         return adv_ce, {"adv_ce": adv_ce, "ce": clean_ce}

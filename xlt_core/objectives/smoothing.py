@@ -1,10 +1,11 @@
 """Randomized smoothing, trained two ways (Huang et al. 2021).
 
 RS-RP (random perturbation): at every training step, noise drawn uniformly from the L-inf
-ball of radius epsilon is added to the word embeddings of every real token (which
-embeddings, and why: `objectives/perturbation.py`), and the model is trained with
-cross-entropy on the noisy input. The paper gives the ball and the uniform distribution;
-it released no code. The noise comes from a generator seeded with the trial's seed
+ball of radius epsilon is added to the vectors at `perturbation_site` of every real token
+(the paper's Enc(x), huang2021.txt L102-L104, or the word embeddings; where and why:
+`objectives/perturbation.py`), and the model is trained with cross-entropy on the noisy
+representation. The paper gives the ball and the uniform distribution (L166); it released
+no code. The noise comes from a generator seeded with the trial's seed
 (`perturbation.SeededNoise`).
 
 RS-DA (data augmentation): every training example yields m synonym copies (each word
@@ -32,9 +33,9 @@ from xlt_core.objectives.base import Batch, Encoder, TrainingSet
 from xlt_core.objectives.finetune import head_loss
 from xlt_core.objectives.perturbation import (
     SeededNoise,
-    forward_embedded,
+    forward_perturbed,
     real_token_mask,
-    word_embeddings,
+    site_like,
 )
 
 
@@ -42,6 +43,7 @@ from xlt_core.objectives.perturbation import (
 class RandomPerturbation:
     epsilon: float
     seed: int
+    site: str = "encoder_output"
     name: str = "rs_rp"
 
     def __post_init__(self):
@@ -49,19 +51,20 @@ class RandomPerturbation:
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "RandomPerturbation":
-        return cls(config.epsilon, config.seed)
+        return cls(config.epsilon, config.seed, config.perturbation_site)
 
     def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:
         return encode(examples)
 
-    def noise(self, embeddings: torch.Tensor, batch: Batch) -> torch.Tensor:
-        """Uniform noise in [-epsilon, epsilon] per coordinate of every real token."""
-        uniform = self._noise.uniform(embeddings)
-        return (2.0 * uniform - 1.0) * self.epsilon * real_token_mask(batch, embeddings)
+    def noise(self, like: torch.Tensor, batch: Batch) -> torch.Tensor:
+        """Uniform noise in [-epsilon, epsilon] per coordinate of every real token, in the
+        shape of `like` (the vectors at the site)."""
+        uniform = self._noise.uniform(like)
+        return (2.0 * uniform - 1.0) * self.epsilon * real_token_mask(batch, like)
 
     def loss(self, model, batch: Batch):
-        embeddings = word_embeddings(model, batch)
-        ce = forward_embedded(model, batch, embeddings + self.noise(embeddings, batch)).loss
+        noise = self.noise(site_like(model, batch, self.site), batch)
+        ce = forward_perturbed(model, batch, noise, self.site).loss
         return ce, {"ce": ce}
 
 

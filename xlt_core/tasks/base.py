@@ -4,7 +4,7 @@ A task is one module of `xlt_core/tasks/` with one object that has:
 
 - `name`, `head` (a key of `models.HEADS`), `objectives` and `adaptations`: the methods
   (`config.method`) and adaptations (`config.adaptation`) it supports; anything else is
-  refused before any work starts; `trains` (False: the encoder is evaluated as it is);
+  refused before any work starts;
 - `check(config)`: cheap pre-flight checks (languages and files exist, no reading);
   `read(config)`: read every local file the trial will read, so that a corrupt line stops
   a sweep before Ray starts;
@@ -47,7 +47,6 @@ class Task(Protocol):
     head: str
     objectives: tuple[str, ...]
     adaptations: tuple[str, ...]
-    trains: bool  # False: the trial evaluates the (adapted) encoder without training
 
     def check(self, config: TrialConfig) -> None: ...
 
@@ -77,7 +76,6 @@ class TaskDeclaration:
     head: str
     objectives: tuple[str, ...]
     adaptations: tuple[str, ...]
-    trains: bool = True
 
 
 def limit(items: Sequence[Any], count: int | None) -> list[Any]:

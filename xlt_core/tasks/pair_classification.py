@@ -17,6 +17,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from xlt_core.data.examples import PairExample
+from xlt_core.precision import autocast
 
 
 @dataclass(frozen=True)
@@ -158,17 +159,17 @@ def predict(
     pad_id: int,
     device: torch.device,
     tokens_per_batch: int | None = None,
+    precision: str = "bf16",
 ) -> np.ndarray:
     """Predicted label per example, in the examples' order; batches by length within a
-    token budget (`token_budget_batches`), so that little padding is computed."""
+    token budget (`token_budget_batches`), so that little padding is computed; under the
+    trial's `precision` (`xlt_core.precision`)."""
     model.eval()
     lengths = [len(ids) for ids in encoded.input_ids]
     predictions = np.empty(len(encoded), dtype=np.int64)
     for chunk in token_budget_batches(lengths, batch_size, tokens_per_batch):
         batch = {k: v.to(device) for k, v in pad_batch(rows(encoded, chunk), pad_id).items()}
-        with torch.autocast(
-            device_type=device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"
-        ):
+        with autocast(device, precision):
             logits = model(**batch).logits
         predictions[chunk] = logits.argmax(dim=-1).cpu().numpy()
     return predictions

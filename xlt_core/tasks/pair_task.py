@@ -61,7 +61,9 @@ class PairClassificationTask(TaskDeclaration):
             encoded = sets[key]
             batch_size, pad_id = 2 * config.batch_size, tokenizer.pad_token_id
             budget = config.eval_token_budget()
-            predictions = predict(model, encoded, batch_size, pad_id, device, budget)
+            predictions = predict(
+                model, encoded, batch_size, pad_id, device, budget, config.precision
+            )
             return score_predictions(predictions, encoded.labels)
 
         return SetEvaluator(score, list(sets), ("dev", config.dev_lang), "accuracy")

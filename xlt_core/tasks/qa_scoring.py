@@ -73,9 +73,11 @@ def _is_mlqa_punctuation(ch: str) -> bool:
 def normalizer_for(eval_set: str, lang: str) -> Normalizer:
     """The normalisation of an evaluation set's answers: MLQA's rules in the answers'
     language for MLQA, SQuAD v1.1's for everything else (English dev, XQuAD and its
-    cross-lingual directions, TyDiQA-GoldP), as XTREME scores them."""
+    cross-lingual directions, TyDiQA-GoldP), as XTREME scores them. `lang` is a language or
+    a direction `<question lang>-<context lang>`, whose answers are in the context's
+    language (MLQA's script takes the context language as the answer language)."""
     if eval_set == "mlqa":
-        return partial(normalize_mlqa, lang=lang)
+        return partial(normalize_mlqa, lang=lang.split("-")[-1])
     return normalize_squad
 
 

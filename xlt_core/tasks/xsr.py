@@ -1,10 +1,14 @@
-"""Tatoeba sentence retrieval (XSR) with the encoder itself, behind the task protocol.
+"""Tatoeba sentence retrieval (XSR) with an encoder fine-tuned on QA, behind the task
+protocol.
 
-No fine-tuning: the trial evaluates the original encoder (adaptation `none`) or the
-adjusted one (`adjusted`); `adjusted_continual` is refused, since Eq. 2 adds the alignment
-loss to a task loss and there is none. `method` must be `finetune`, the baseline's name:
-no objective runs. Target-language queries are ranked against all English sentences of
-the same part; per layer, the MRR of the gold translation.
+efimov2023 (L119): "Following ?), we fine-tune the model on a QA task" before retrieval.
+So an XSR trial trains exactly as a QA trial does: the QA task's English training set,
+encoding and objective (`method` finetune), its English dev F1 choosing the checkpoint
+(reported as `dev/<source>/f1`), continual alignment during that fine-tuning for
+`adjusted_continual`; then it ranks with the fine-tuned encoder (the QA model's
+`base_model`). Adaptations: none (the original encoder), adjusted, adjusted_continual.
+Target-language queries are ranked against all English sentences of the same part; per
+layer, the MRR of the gold translation.
 
 Choosing the reported layer on the test queries would be selection on test, so the first
 XSR_DEV_PAIRS pairs of each language (a dev part) choose it, and the remaining pairs (at
@@ -21,10 +25,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from xlt_core.config import TrialConfig
+from xlt_core.config import ADAPTATIONS, TrialConfig
 from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
-from xlt_core.tasks.base import TaskDeclaration, data_location
+from xlt_core.tasks import qa
+from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, data_location
 from xlt_schema import example_scores_key, metric_key
 
 if TYPE_CHECKING:
@@ -40,9 +45,11 @@ class RetrievalEvaluator:
     model: torch.nn.Module
     tokenizer: object
     device: torch.device
+    qa_dev: SetEvaluator  # the QA fine-tuning's English dev set
 
     def dev_metric(self) -> float:
-        raise RuntimeError("XSR trains nothing, so it has no dev metric during training")
+        """QA's English dev F1: it chooses the QA fine-tuning's checkpoint, as in a QA trial."""
+        return self.qa_dev.dev_metric()
 
     def _ranks_per_layer(self, pairs) -> np.ndarray:
         from xlt_core.tasks.retrieval import layer_sentence_vectors, mrr_per_layer
@@ -65,7 +72,8 @@ class RetrievalEvaluator:
     def evaluate(self):
         from xlt_core.tasks.retrieval import choose_layer
 
-        config, metrics, scores, pooled = self.config, {}, {}, []
+        config, pooled = self.config, []
+        metrics, scores = self.qa_dev.evaluate()
         for lang in config.target_langs:
             pairs = load_tatoeba(config.data_source, lang, config.data_dir)
             if len(pairs) <= XSR_DEV_PAIRS:
@@ -98,6 +106,7 @@ class RetrievalEvaluator:
 
 class RetrievalTask(TaskDeclaration):
     def check(self, config: TrialConfig) -> None:
+        qa.check_training(config)
         try:
             available = available_tatoeba_languages(config.data_source, config.data_dir)
         except DataError as error:
@@ -114,26 +123,29 @@ class RetrievalTask(TaskDeclaration):
             )
 
     def read(self, config: TrialConfig) -> None:
+        qa.dev_set(config)
+        self.load_training(config)
         for lang in config.target_langs:
             load_tatoeba(config.data_source, lang, config.data_dir)
 
     def num_labels(self, config: TrialConfig) -> int:
-        return 2  # unused: no head
+        return 2  # unused by the QA head (start and end logits)
 
     def selection_metric(self, config: TrialConfig) -> str:
         return "dev/pooled/mrr"
 
     def load_training(self, config: TrialConfig):
-        return []
+        return qa.TASK.load_training(config)
 
     def training_texts(self, examples) -> list[str]:
-        return []
+        return qa.TASK.training_texts(examples)
 
     def encoder(self, config: TrialConfig, tokenizer, training_examples):
-        raise RuntimeError("XSR trains nothing")
+        return qa.TASK.encoder(config, tokenizer, training_examples)
 
     def evaluator(self, config: TrialConfig, model, tokenizer, device) -> RetrievalEvaluator:
-        return RetrievalEvaluator(config, model, tokenizer, device)
+        qa_dev = qa.set_evaluator(config, model, tokenizer, device, qa.dev_set(config))
+        return RetrievalEvaluator(config, model, tokenizer, device, qa_dev)
 
 
-TASK = RetrievalTask("xsr", "encoder", ("finetune",), ("none", "adjusted"), trains=False)
+TASK = RetrievalTask("xsr", "question_answering", ("finetune",), ADAPTATIONS)

@@ -1,0 +1,506 @@
+"""Power and the minimum detectable difference of a sweep's paired comparison, from its own runs.
+
+A comparison of a configuration with the baseline pairs the runs of each seed: ``D[s, i]``,
+the system's per-example score minus the baseline's, seed s, example i. We read it as a
+two-way crossed random-effects model (examples x seeds, one observation per cell):
+
+    D[s, i] = delta + a[i] + eta[s] + e[s, i]
+
+with ``a`` the example's own difference (variance ``example``), ``eta`` the run-level
+difference a pair of seeds makes on every example (variance ``seed``: the seed-to-seed
+variance of the two configurations' scores, which one seed shifts over the whole test set),
+and ``e`` the rest (variance ``noise``). The three variances come from the expected mean
+squares of that model (:func:`variance_components`; Searle, Casella & McCulloch 1992,
+*Variance Components*, ch. 4; Montgomery, *Design and Analysis of Experiments*, ch. 13).
+
+The sweep's test (:func:`analysis.stats.paired_ttest`, and the bootstrap t-test that
+approximates it) averages each example over the S seeds, ``d[i] = delta + a[i] + eta_mean +
+e_mean[i]``, and runs a one-sample t-test over the n examples. Given ``eta_mean = h``, the
+``d[i]`` are independent with mean ``delta + h`` and variance ``v = example + noise / S``, so
+the statistic is noncentral t with n - 1 degrees of freedom and noncentrality
+``sqrt(n) (delta + h) / sqrt(v)``; ``h`` itself is normal with variance ``seed / S``. The
+rejection probability (:func:`ttest_power`) is the noncentral t's two-sided tail averaged over
+``h`` (Gauss-Hermite quadrature). With ``seed = 0`` this is the textbook power of the paired
+t-test (Cohen 1988, ch. 2; scipy.stats.nct). With ``seed > 0`` the test, which never sees the
+run-level term, rejects more often than alpha under the null: :func:`ttest_power` at a zero
+difference is that actual false-positive rate.
+
+The permutation test (:func:`analysis.stats.permutation_test`) instead pools the seeds' runs:
+its units are the S x n (seed, example) pairs, each swapped independently. For a mean of
+per-example scores its statistic is the mean of ``D``; for a pooled metric such as NER's
+entity F1 it is, to first order, the mean of each unit's contribution to the metric
+(:func:`f1_contributions`, the delta method). The sign-flip distribution of a mean of paired
+differences is asymptotically normal with variance (mean square of the units) / (S n)
+(Hoeffding 1952, Ann. Math. Statist. 23:169), while the mean itself varies as
+``example / n + seed / S + noise / (S n)``; :func:`permutation_power` is the rejection
+probability of that z-test. The test counts an example's S units as independent and never
+sees the run-level term, so it too rejects more than alpha when either varies.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, stats
+
+from analysis.stats import COUNT_STATISTICS, entity_f1
+from analysis.tables import markdown_table
+
+# The tables read a sweep from MLflow (analysis.collect, analysis.select); those imports wait
+# for them, so that the pure functions load without MLflow (a sweep's dry run, the runner's
+# decisions between rounds of seeds import analysis.sequential, which uses them).
+
+TARGET_POWER = 0.8
+DEFAULT_ALPHA = 0.05
+# Seeds beyond this count are not searched: "more than MAX_SEEDS".
+MAX_SEEDS = 100
+_QUADRATURE_NODES = 48
+
+
+@dataclass(frozen=True)
+class VarianceComponents:
+    """The comparison's variances (score units squared) and the design they came from."""
+
+    mean_difference: float
+    example: float  # of the example's own difference, a[i]
+    seed: float  # of the run-level difference a pair of seeds makes, eta[s]
+    noise: float  # of the rest, e[s, i]
+    n_examples: int
+    n_seeds: int
+
+
+def _difference_matrix(system, baseline) -> np.ndarray:
+    system, baseline = np.asarray(system, dtype=float), np.asarray(baseline, dtype=float)
+    if system.ndim != 2 or system.shape != baseline.shape:
+        raise ValueError(
+            "system and baseline scores must both be shaped (seeds, examples); got "
+            f"{system.shape} and {baseline.shape}"
+        )
+    seeds, examples = system.shape
+    if seeds < 2 or examples < 2:
+        raise ValueError(
+            f"the seed-to-seed variance needs at least 2 paired seeds and 2 examples; got "
+            f"{seeds} seed(s) and {examples} example(s)"
+        )
+    return system - baseline
+
+
+def mean_squares(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(examples, seeds, residual) mean squares of (..., seeds, examples) differences, one per
+    leading index: the two-way ANOVA without replication."""
+    seeds, examples = differences.shape[-2:]
+    grand = differences.mean(axis=(-2, -1), keepdims=True)
+    by_example = differences.mean(axis=-2, keepdims=True)
+    by_seed = differences.mean(axis=-1, keepdims=True)
+    residual = differences - by_example - by_seed + grand
+    ms_example = seeds * ((by_example - grand) ** 2).sum(axis=(-2, -1)) / (examples - 1)
+    ms_seed = examples * ((by_seed - grand) ** 2).sum(axis=(-2, -1)) / (seeds - 1)
+    ms_residual = (residual**2).sum(axis=(-2, -1)) / ((examples - 1) * (seeds - 1))
+    return ms_example, ms_seed, ms_residual
+
+
+def variance_components(system, baseline) -> VarianceComponents:
+    """The comparison's variance components from paired (seeds, examples) scores.
+
+    Expected mean squares: E[MS_examples] = noise + S example, E[MS_seeds] = noise + n seed,
+    E[MS_residual] = noise; the moment estimates are floored at 0.
+    """
+    differences = _difference_matrix(system, baseline)
+    seeds, examples = differences.shape
+    ms_example, ms_seed, ms_residual = (float(m) for m in mean_squares(differences))
+    return VarianceComponents(
+        mean_difference=float(differences.mean()),
+        example=max(0.0, (ms_example - ms_residual) / seeds),
+        seed=max(0.0, (ms_seed - ms_residual) / examples),
+        noise=ms_residual,
+        n_examples=examples,
+        n_seeds=seeds,
+    )
+
+
+def ttest_power(
+    difference: float, components: VarianceComponents, seeds: int, alpha: float = DEFAULT_ALPHA
+) -> float:
+    """Probability that the sweep's two-sided paired t-test over seed-averaged examples
+    rejects at level ``alpha`` when the true mean difference is ``difference`` (score units)
+    and each configuration runs ``seeds`` seeds (see the module notes)."""
+    n = components.n_examples
+    within = max(components.example + components.noise / seeds, 1e-12)
+    critical = stats.t.ppf(1 - alpha / 2, n - 1)
+    nodes, weights = np.polynomial.hermite_e.hermegauss(_QUADRATURE_NODES)
+    shifts = difference + nodes * np.sqrt(components.seed / seeds)
+    ncp = np.sqrt(n) * shifts / np.sqrt(within)
+    reject = stats.nct.sf(critical, n - 1, ncp) + stats.nct.cdf(-critical, n - 1, ncp)
+    # scipy 1.17's nct gives NaN at some large noncentralities (8.5 at 999 df); there the
+    # normal approximation is within 1e-6 of 0 or 1.
+    normal = stats.norm.sf(critical - ncp) + stats.norm.cdf(-critical - ncp)
+    reject = np.where(np.isnan(reject), normal, reject)
+    return float(np.clip(weights @ reject / np.sqrt(2 * np.pi), 0.0, 1.0))
+
+
+def permutation_power(
+    difference: float, components: VarianceComponents, seeds: int, alpha: float = DEFAULT_ALPHA
+) -> float:
+    """Probability that the sweep's two-sided permutation test on the S x n units pooled over
+    seeds rejects at level ``alpha`` (its normal approximation, see the module notes) when the
+    true difference is ``difference`` and each configuration runs ``seeds`` seeds."""
+    n = components.n_examples
+    units = n * seeds
+    # The sign flips' variance of the mean: the units' mean square (about them, not their mean).
+    mean_square = difference**2 + components.example + components.seed + components.noise
+    critical = stats.norm.ppf(1 - alpha / 2) * np.sqrt(mean_square / units)
+    spread = np.sqrt(components.example / n + components.seed / seeds + components.noise / units)
+    spread = max(float(spread), 1e-12)
+    return float(
+        stats.norm.sf((critical - difference) / spread)
+        + stats.norm.cdf((-critical - difference) / spread)
+    )
+
+
+# The rejection probability of each of the sweep's tests (analysis.stats.SIGNIFICANCE_TESTS);
+# the bootstrap t-test is taken at the t-test's normal-theory approximation.
+_POWER_FUNCTIONS = {
+    "ttest": ttest_power,
+    "bootstrap": ttest_power,
+    "permutation": permutation_power,
+}
+
+
+def _power_function(test: str):
+    if test not in _POWER_FUNCTIONS:
+        raise ValueError(f"significance_test={test!r} is not one of {', '.join(_POWER_FUNCTIONS)}")
+    return _POWER_FUNCTIONS[test]
+
+
+def rejection_probability(
+    test: str,
+    difference: float,
+    components: VarianceComponents,
+    seeds: int,
+    alpha: float = DEFAULT_ALPHA,
+) -> float:
+    """The power of the sweep's test named ``test`` (:func:`ttest_power` or
+    :func:`permutation_power`)."""
+    return _power_function(test)(difference, components, seeds, alpha)
+
+
+def f1_contributions(counts) -> np.ndarray:
+    """Each unit's first-order contribution to the pooled entity F1 of its counts.
+
+    ``counts`` is (..., seeds, examples, 3) [tp, fp, fn]; F1 = Y / X over the units pooled
+    on the last two unit axes, with y = 2 tp and x = 2 tp + fp + fn per unit. The delta
+    method (the ratio estimator's linearisation) gives F1 + (y - F1 x) / mean(x) per unit,
+    shaped (..., seeds, examples): their mean is the pooled F1 exactly, and a unit's weight
+    moves F1 by its influence (y - F1 x) / mean(x) over the number of units, to first order.
+    With no entity to find or predicted anywhere, F1 is 0 and so is every influence.
+    """
+    counts = np.asarray(counts, dtype=float)
+    if counts.ndim < 3 or counts.shape[-1] != 3:
+        raise ValueError(
+            f"F1 contributions need counts shaped (seeds, examples, 3) [tp, fp, fn]; got "
+            f"shape {counts.shape}"
+        )
+    f1 = entity_f1(counts.sum(axis=(-3, -2)))[..., None, None]
+    tp, fp, fn = np.moveaxis(counts, -1, 0)
+    size = 2 * tp + fp + fn
+    mean_size = size.mean(axis=(-2, -1), keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        influence = np.where(mean_size > 0, (2 * tp - f1 * size) / mean_size, 0.0)
+    return f1 + influence
+
+
+# Per-unit linearisations of the statistics of analysis.stats.COUNT_STATISTICS.
+_CONTRIBUTIONS = {entity_f1: f1_contributions}
+
+
+def minimum_detectable_difference(
+    components: VarianceComponents,
+    seeds: int,
+    alpha: float = DEFAULT_ALPHA,
+    power: float = TARGET_POWER,
+    test: str = "ttest",
+) -> float:
+    """The smallest positive true difference (score units) the sweep's ``test`` detects with
+    ``power``; NaN when even a zero difference is rejected that often (seed variance far
+    above the examples')."""
+
+    def reject(difference: float) -> float:
+        return rejection_probability(test, difference, components, seeds, alpha)
+
+    if reject(0.0) >= power:
+        return float("nan")
+    high = 1e-3
+    while reject(high) < power:
+        high *= 2
+    return float(optimize.brentq(lambda d: reject(d) - power, 0.0, high, xtol=1e-7))
+
+
+def seeds_needed(
+    difference: float,
+    components: VarianceComponents,
+    alpha: float = DEFAULT_ALPHA,
+    power: float = TARGET_POWER,
+    max_seeds: int = MAX_SEEDS,
+    test: str = "ttest",
+) -> int | None:
+    """The fewest seeds per configuration with which the sweep's ``test`` detects a true
+    ``difference`` (score units) with ``power``; None when more than ``max_seeds`` would be
+    needed."""
+    if rejection_probability(test, difference, components, max_seeds, alpha) < power:
+        return None
+    low, high = 0, max_seeds  # power grows with the seeds: bisect on (low, high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        if rejection_probability(test, difference, components, middle, alpha) >= power:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+@dataclass(frozen=True)
+class _Question:
+    """What a power table asks: the test, the level, the target difference (score units) and
+    the seeds the statement is for (None: the runs' own)."""
+
+    test: str = "ttest"
+    alpha: float = DEFAULT_ALPHA
+    target: float | None = None
+    seeds: int | None = None
+
+
+def _compared_scores(scores, system_ids, baseline_ids, split, lang, test):
+    """The (seeds, examples) scores of both configurations whose paired differences the test
+    averages: for the permutation test on per-example counts with a metric of
+    COUNT_STATISTICS (NER's entity F1, as analysis.select.compare_configs tests it), each
+    unit's first-order contribution to the pooled metric; else the per-example scores."""
+    from analysis.collect import AnalysisError
+    from analysis.select import tested_counts
+
+    tested = tested_counts(scores, system_ids, baseline_ids, split, lang, test)
+    if tested:
+        (system, baseline), name = tested
+        contributions = _CONTRIBUTIONS.get(COUNT_STATISTICS[name])
+        if contributions is None:
+            raise AnalysisError(
+                f"the power of the permutation test on pooled {name!r} is not "
+                f"modelled (linearised: {', '.join(f.__name__ for f in _CONTRIBUTIONS)})"
+            )
+        return contributions(system), contributions(baseline)
+    return scores.scores(system_ids, split, lang), scores.scores(baseline_ids, split, lang)
+
+
+def _comparison_rows(scores, trials, config_key, baseline_key, targets, question: _Question):
+    """One row per (split, lang) in ``targets`` where both configurations logged scores."""
+    from analysis.collect import AnalysisError
+    from analysis.select import paired_run_ids
+
+    try:
+        system_ids, baseline_ids, run_seeds = paired_run_ids(trials, config_key, baseline_key)
+    except AnalysisError as error:
+        return [{"split": s, "lang": lang, "n_seeds": 0, "note": str(error)} for s, lang in targets]
+    seeds = question.seeds or len(run_seeds)
+    rows = []
+    for split, lang in targets:
+        try:
+            components = variance_components(
+                *_compared_scores(scores, system_ids, baseline_ids, split, lang, question.test)
+            )
+        except (AnalysisError, ValueError) as error:
+            rows.append({"split": split, "lang": lang, "n_seeds": seeds, "note": str(error)})
+            continue
+        row = {
+            "split": split,
+            "lang": lang,
+            "n_seeds": seeds,
+            "n_examples": components.n_examples,
+            "mean_difference": components.mean_difference,
+            "seed_std": float(np.sqrt(components.seed)),
+            "example_std": float(np.sqrt(components.example + components.noise)),
+            "type1_rate": rejection_probability(
+                question.test, 0.0, components, seeds, question.alpha
+            ),
+            "mdd": minimum_detectable_difference(
+                components, seeds, question.alpha, test=question.test
+            ),
+            "note": "",
+        }
+        if question.target is not None:
+            row["seeds_for_target"] = seeds_needed(
+                question.target, components, question.alpha, test=question.test
+            )
+        rows.append(row)
+    return rows
+
+
+def power_table(
+    scores,
+    trials: pd.DataFrame,
+    baseline_key: str,
+    selection_metric: str,
+    split: str = "test",
+    alpha: float = DEFAULT_ALPHA,
+    target_difference: float | None = None,
+    seeds: int | None = None,
+    test: str = "ttest",
+) -> pd.DataFrame:
+    """Per configuration other than the baseline, on the selection metric's language and split
+    and on every language of ``split``: the seeds (``seeds``, else those run), the run-level
+    seed std of the difference, the minimum detectable difference of the sweep's ``test``
+    (80% power at ``alpha``), the test's actual false-positive rate under that seed variance,
+    and with ``target_difference`` (a fraction, 0.005 for half a point) the seeds it would
+    need. Differences are in score units (for NER's pooled entity F1 under the permutation
+    test, in F1). ``scores``: an :class:`analysis.collect.ExampleScores`."""
+    from analysis.collect import parse_metric_key, split_languages
+
+    key = parse_metric_key(selection_metric)
+    targets = [key[:2]] if key else []
+    targets += [(split, lang) for lang in split_languages(trials, split)]
+    _power_function(test)  # an unknown test is refused before any artifact is read
+    question = _Question(test, alpha, target_difference, seeds)
+    rows = []
+    for config_key in sorted(set(trials["config_key"]) - {baseline_key}):
+        label = trials.loc[trials["config_key"] == config_key, "config_label"].iloc[0]
+        for row in _comparison_rows(scores, trials, config_key, baseline_key, targets, question):
+            rows.append({"config_key": config_key, "config_label": label, **row})
+    return pd.DataFrame(rows)
+
+
+def _points(value) -> str:
+    return "–" if value is None or not np.isfinite(value) else f"{100 * value:.2f}"
+
+
+def _seeds_text(value) -> str:
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return f"> {MAX_SEEDS}"
+    return str(int(value))
+
+
+# Per test, how its power is modelled (a note after its name) and what its standard error
+# leaves out, so that its false-positive rate exceeds alpha.
+_TEST_MODELS = {
+    "ttest": ("", "the seed-averaged t-test does not see it"),
+    "bootstrap": (", to its t approximation", "the seed-averaged t-test does not see it"),
+    "permutation": (
+        " on units pooled over seeds, to its normal approximation; a pooled metric such as "
+        "NER's entity F1 through each sentence's first-order contribution to it",
+        "the test counts every seed's run of an example as a unit of its own: it sees neither "
+        "the run-level term nor an example's difference repeating over seeds",
+    ),
+}
+
+
+def power_section(
+    table: pd.DataFrame, test: str, alpha: float = DEFAULT_ALPHA, target: float | None = None
+) -> list[str]:
+    """The report's section on what the sweep could have detected (``table`` from
+    :func:`power_table`; ``target`` a difference in score units)."""
+    lines = ["## Power and the minimum detectable difference", ""]
+    if table.empty:
+        return [*lines, "No configuration other than the baseline to compare."]
+    target_text = f"{100 * target:g} points" if target is not None else None
+    model, blind_spot = _TEST_MODELS[test]
+    lines += [
+        f"For the sweep's test ({test}{model}) "
+        f"at two-sided alpha {alpha}, from the sweep's own paired runs: the smallest true "
+        "difference it detects with 80% power with the seeds run (MDD), the run-level "
+        "seed-to-seed std of the difference, and the test's actual false-positive rate under "
+        f"that seed variance ({blind_spot}; docs/statistics.md)"
+        + (
+            f", and the seeds a difference of {target_text} needs for 80% power (> {MAX_SEEDS}: "
+            "not within that many; the examples' own variance bounds what seeds can do)."
+            if target
+            else "."
+        )
+        + " Differences in points.",
+        "",
+    ]
+    header = [
+        "Configuration",
+        "Split/lang",
+        "Seeds",
+        "Δ",
+        "Seed std of Δ",
+        "MDD",
+        "False-positive rate",
+    ]
+    header += [f"Seeds for {target_text}"] if target else []
+    rows = []
+    for row in table.itertuples(index=False):
+        where = f"{row.split}/{row.lang}"
+        if row.note:
+            rows.append(
+                [row.config_label, where, str(row.n_seeds), row.note, *[""] * (len(header) - 4)]
+            )
+            continue
+        cells = [
+            row.config_label,
+            where,
+            str(row.n_seeds),
+            f"{100 * row.mean_difference:+.2f}",
+            _points(row.seed_std),
+            _points(row.mdd),
+            f"{row.type1_rate:.1%}",
+        ]
+        if target:
+            cells.append(_seeds_text(row.seeds_for_target))
+        rows.append(cells)
+    return [*lines, *markdown_table(header, rows)]
+
+
+def power_report(
+    scores,
+    trials: pd.DataFrame,
+    baseline_key: str,
+    selection_metric: str,
+    test: str,
+    target_points: float | None = None,
+    alpha: float = DEFAULT_ALPHA,
+) -> list[str]:
+    """The report's power section for a sweep (``target_points``: e.g. 0.5 for half a point)."""
+    if target_points is not None and not target_points > 0:
+        raise ValueError(f"--target-difference must be a number of points > 0; got {target_points}")
+    target = target_points / 100 if target_points is not None else None
+    table = power_table(
+        scores,
+        trials,
+        baseline_key,
+        selection_metric,
+        alpha=alpha,
+        target_difference=target,
+        test=test,
+    )
+    return power_section(table, test, alpha, target)
+
+
+def pilot_lines(
+    tracking_uri: str, pilot: str, seeds: int, target_points: float | None = None
+) -> list[str]:
+    """A dry run's power statement for a sweep of ``seeds`` seeds, from the newest finished
+    sweep of experiment ``pilot`` on ``tracking_uri`` (read only)."""
+    from analysis.collect import ExampleScores, collect_trials, connect, find_parent_run
+    from analysis.select import SIGNIFICANCE_LEVEL, baseline_config_key, default_selection_metric
+    from analysis.stats import DEFAULT_TEST
+
+    client = connect(tracking_uri)
+    parent = find_parent_run(client, pilot)
+    trials = collect_trials(client, parent.info.run_id)
+    params = parent.data.params
+    test = params.get("significance_test", DEFAULT_TEST)
+    metric = params.get("selection_metric") or default_selection_metric(trials)
+    target = target_points / 100 if target_points is not None else None
+    header = (
+        f"Power for {seeds} seeds, from pilot sweep {pilot} (parent run "
+        f"{parent.info.run_id}, {trials['seed'].nunique()} seeds run there):"
+    )
+    table = power_table(
+        ExampleScores(client),
+        trials,
+        baseline_config_key(trials),
+        metric,
+        alpha=SIGNIFICANCE_LEVEL,
+        target_difference=target,
+        seeds=seeds,
+        test=test,
+    )
+    return [header, *power_section(table, test, SIGNIFICANCE_LEVEL, target)[2:]]

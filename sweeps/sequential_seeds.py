@@ -1,0 +1,125 @@
+"""`--set seeds=auto`: seeds in rounds, each configuration compared with the baseline after
+every round by the group-sequential design of `analysis/sequential.py`; a configuration whose
+comparison is decided (either sign) or futile gets no more seeds.
+
+Each round is one Tune experiment of its own (phase `grid-round<k>`: its trials carry that
+phase tag, and an interrupted round is restored like any phase) over the configurations
+still open and the baseline, with the round's seeds. The comparison is on the sweep's
+selection metric (English dev unless the script names another), one per configuration, on
+the per-example scores the trials logged, paired by seed (the report's reading of the runs).
+What was decided goes on the parent run as the `xlt.sequential` tag, which the report shows.
+"""
+
+from __future__ import annotations
+
+import json
+
+from analysis.sequential import SEQUENTIAL_TAG
+from sweeps.experiment import SweepSpec
+from xlt_core.errors import ConfigError
+
+
+def use_auto_seeds(spec: SweepSpec) -> SweepSpec:
+    """Seeds in the default rounds: the sweep's own seeds in order, then the next integers
+    when it has fewer than the rounds need."""
+    from analysis.sequential import DEFAULT_ROUNDS
+
+    if spec.strategy != "grid":
+        raise ConfigError(
+            "seeds", "auto", f"strategy grid (sequential seeds are not built for {spec.strategy})"
+        )
+    needed = sum(DEFAULT_ROUNDS)
+    seeds = list(spec.seeds[:needed])
+    while len(seeds) < needed:
+        seeds.append(max(seeds, default=-1) + 1)
+    spec.seeds, spec.seed_rounds = seeds, DEFAULT_ROUNDS
+    return spec
+
+
+def round_phase(index: int) -> str:
+    return f"grid-round{index + 1}"
+
+
+def round_statistics(client, parent_run_id: str, spec: SweepSpec, keys) -> tuple[str, dict]:
+    """The selection metric and, per config_key in ``keys`` (the baseline's aside) with
+    finished runs, its z against the baseline on the seeds both finished and how many those
+    are (:func:`analysis.sequential.crossed_z`)."""
+    from analysis.collect import ExampleScores, collect_trials, parse_metric_key
+    from analysis.select import baseline_config_key, default_selection_metric, paired_run_ids
+    from analysis.sequential import crossed_z
+
+    trials = collect_trials(client, parent_run_id)
+    metric = spec.selection_metric or default_selection_metric(trials)
+    split, lang, _ = parse_metric_key(metric)
+    baseline_key = baseline_config_key(trials)
+    scores = ExampleScores(client)
+    statistics = {}
+    for key in keys:
+        if key == baseline_key or key not in set(trials["config_key"]):
+            continue  # every trial of it failed: nothing to compare
+        system_ids, baseline_ids, seeds = paired_run_ids(trials, key, baseline_key)
+        if len(seeds) < 2:
+            continue
+        differences = scores.scores(system_ids, split, lang) - scores.scores(
+            baseline_ids, split, lang
+        )
+        statistics[key] = (float(crossed_z(differences)), len(seeds))
+    return metric, statistics
+
+
+def run_seed_rounds(phases) -> list:
+    """Run the rounds on `phases` (`sweeps.runner._Phases`); the results of every round's
+    trials. The decisions go on the parent run (SEQUENTIAL_TAG)."""
+    from analysis.sequential import CONTINUE, SequentialDesign, adjusted_p_value, decide
+    from xlt_core.config import TrialConfig
+
+    spec = phases.spec
+    design = SequentialDesign(tuple(spec.seed_rounds))
+    keyed = {TrialConfig.from_dict({**spec.base, **p}).config_key(): p for p in spec.points}
+    labels = {k: TrialConfig.from_dict({**spec.base, **p}).config_label() for k, p in keyed.items()}
+    results, decided, open_keys, metric = [], {}, set(), ""
+    start = 0
+    for index, count in enumerate(design.round_seeds):
+        seeds = spec.seeds[start : start + count]
+        start += count
+        points = [point for key, point in keyed.items() if key not in decided]
+        phase = round_phase(index)
+        results += list(phases._fit(phase, phases._grid_tuner(phase, points, seeds)))
+        metric, statistics = round_statistics(
+            phases.client, phases.parent_run_id, spec, [k for k in keyed if k not in decided]
+        )
+        open_keys = set(statistics)
+        for key, (z, paired) in statistics.items():
+            decision = str(decide(design, index, z))
+            if decision != CONTINUE:
+                p_value = adjusted_p_value(design, index, z)
+                decided[key] = _outcome(labels[key], index, paired, decision, z, p_value)
+        if not open_keys - set(decided):
+            break
+    record = {
+        "design": design.describe(),
+        "metric": metric,
+        "trials": len(results),
+        "max_trials": len(spec.points) * design.max_seeds,
+        "configurations": sorted(decided.values(), key=lambda outcome: outcome["label"]),
+    }
+    phases.client.set_tag(phases.parent_run_id, SEQUENTIAL_TAG, json.dumps(record))
+    print(
+        f"Sequential seeds: {record['trials']} of at most {record['max_trials']} trials; "
+        + "; ".join(
+            f"{o['label']}: {o['decision']} after {o['seeds']} seeds" for o in decided.values()
+        ),
+        flush=True,
+    )
+    return results
+
+
+def _outcome(label: str, index: int, seeds: int, decision: str, z: float, p_value: float) -> dict:
+    return {
+        "label": label,
+        "rounds": index + 1,
+        "seeds": seeds,
+        "decision": decision,
+        "z": z,
+        "p_adjusted": p_value,
+    }
