@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--register-anyway",
         action="store_true",
         help="register the selected model even when the sweep has sanity warnings "
-        "(every configuration at chance, a loss that blew up)",
+        "(a configuration that predicts one class, is at chance or diverged; a loss that "
+        "blew up), and move @champion to it even when it is worse on dev than the holder's",
     )
     report.add_argument(
         "--target-difference",
@@ -66,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--experiments", required=True, help="comma-separated MLflow experiment (sweep) names"
     )
     _add_common(compare, "comparison")
+    compare.add_argument(
+        "--include-incomplete",
+        action="store_true",
+        help="compare an experiment's newest sweep even while it runs or after it was "
+        "interrupted (default: its newest complete sweep)",
+    )
     return parser
 
 
@@ -127,6 +134,7 @@ def _compare(args) -> int:
         args.out,
         baseline_method=args.baseline,
         correction=args.correction,
+        include_incomplete=args.include_incomplete,
     )
     print(Path(comparison.markdown_path).read_text(encoding="utf-8"))
     print(

@@ -33,6 +33,7 @@ from xlt_schema import (
     example_scores_key,
     parse_metric_key,
 )
+from xlt_schema.tracking_store import sqlite_problem, take_credentials
 
 SOURCE_LANGUAGE = "en"
 
@@ -68,6 +69,13 @@ def connect(tracking_uri: str) -> MlflowClient:
         database = Path(tracking_uri[len(_SQLITE_PREFIX) :])
         if not database.is_file():
             raise AnalysisError(f"no MLflow database at {database} (tracking URI {tracking_uri})")
+        # A damaged file would fail deep in MLflow's SQLAlchemy calls, with a traceback.
+        problem = sqlite_problem(database)
+        if problem is not None:
+            raise AnalysisError(f"the MLflow database {database} {problem}")
+    # A server's user:password leave the URI for MLflow's variables: no error message,
+    # report or log line made from the URI carries them.
+    tracking_uri = take_credentials(tracking_uri)
     return MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
 
 

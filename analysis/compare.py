@@ -4,7 +4,9 @@ configuration, with the mean over seeds per language and averaged, and ``*`` whe
 difference to the baseline of the same sweep is significant.
 
 ``python -m analysis compare --experiments ear_xnli,robust_xnli`` writes ``compare.md``,
-``compare.tex`` and one PNG per table.
+``compare.tex`` and one PNG per table. Each experiment's newest complete sweep is compared; a
+sweep still running or interrupted only when asked (``--include-incomplete``), its rows then
+marked incomplete.
 """
 
 import tempfile
@@ -25,6 +27,7 @@ from analysis.collect import (
     split_languages,
     tidy_metrics,
 )
+from analysis.completeness import incomplete_note, newest_complete_sweep
 from analysis.papers import (
     GENERALIZED,
     load_published_results,
@@ -110,21 +113,28 @@ def comparison_cells(
     experiment: str,
     baseline_method: str = DEFAULT_BASELINE_METHOD,
     correction: str = DEFAULT_CORRECTION,
+    include_incomplete: bool = False,
 ) -> pd.DataFrame:
-    """The cells of one sweep (its newest parent run with finished trials): its baseline and
-    each method's selected configuration, per evaluation split, metric and language, with
-    whether the difference to the sweep's baseline is significant (the sweep's own test,
-    p-values corrected over languages)."""
-    parent = find_parent_run(client, experiment)
+    """The cells of one sweep (its newest complete parent run with finished trials; with
+    ``include_incomplete`` its newest with finished trials, rows marked when incomplete): its
+    baseline and each method's selected configuration, per evaluation split, metric and
+    language, with whether the difference to the sweep's baseline is significant (the sweep's
+    own test, p-values corrected over languages)."""
+    if include_incomplete:
+        parent = find_parent_run(client, experiment)
+        trials = collect_trials(client, parent.info.run_id)
+    else:
+        parent, trials = newest_complete_sweep(client, experiment)
     params = parent.data.params
-    trials = collect_trials(client, parent.info.run_id)
+    note = incomplete_note(parent, len(trials))
+    name = f"{experiment} ({note.split(' (')[0]})" if note else experiment
     metric = params.get("selection_metric") or default_selection_metric(trials)
     test = params.get("significance_test", DEFAULT_TEST)
     baseline_key = baseline_config_key(trials, baseline_method)
     means = aggregate_over_seeds(tidy_metrics(trials))
     scores = ExampleScores(client)
-    rows = [(baseline_key, f"{experiment}: {baseline_method} (baseline)")] + [
-        (selection.config_key, f"{experiment}: {selection.config_label}")
+    rows = [(baseline_key, f"{name}: {baseline_method} (baseline)")] + [
+        (selection.config_key, f"{name}: {selection.config_label}")
         for selection in method_selections(trials, metric, baseline_method)
     ]
     splits = [s for s in metric_splits(trials) if s != DEV_SPLIT and split_languages(trials, s)]
@@ -199,13 +209,18 @@ def compare_sweeps(
     baseline_method: str = DEFAULT_BASELINE_METHOD,
     correction: str = DEFAULT_CORRECTION,
     published_rows: PublishedRows | None = None,
+    include_incomplete: bool = False,
 ) -> Comparison:
     """Write the side-by-side tables of ``experiments`` (Markdown, LaTeX, one plot each)
     into ``out_dir`` (default: a new temporary directory that is kept). ``published_rows``
-    defaults to the papers' main-table rows for the sweeps' models (:func:`main_table_rows`)."""
+    defaults to the papers' main-table rows for the sweeps' models (:func:`main_table_rows`).
+    Sweeps still running or interrupted are compared only with ``include_incomplete``."""
     client = connect(tracking_uri)
     cells = pd.concat(
-        [comparison_cells(client, name, baseline_method, correction) for name in experiments],
+        [
+            comparison_cells(client, name, baseline_method, correction, include_incomplete)
+            for name in experiments
+        ],
         ignore_index=True,
     )
     if published_rows is None:

@@ -12,6 +12,7 @@ from mlflow.entities import Metric, RunTag
 
 from analysis.select import Selection
 from analysis.verdict import Verdict, outcomes
+from xlt_schema.tracking_store import strip_credentials
 
 LOCAL_UI = "http://127.0.0.1:5000"
 # The runs table's columns show no metric or tag until a user picks them; a "shared view" (an
@@ -29,7 +30,9 @@ RUNS_PATH = (
 def ui_address(tracking_uri: str, experiment_id: str) -> str:
     """The address of the experiment's runs table: on the tracking server itself, or on the
     local `mlflow ui` of :func:`ui_command` for a database store."""
-    base = tracking_uri if tracking_uri.startswith(("http://", "https://")) else LOCAL_UI
+    # The address goes into the report (an artifact too): never a server's password.
+    server = tracking_uri.startswith(("http://", "https://"))
+    base = strip_credentials(tracking_uri) if server else LOCAL_UI
     return f"{base.rstrip('/')}/{RUNS_PATH.format(experiment_id=experiment_id)}"
 
 

@@ -3,9 +3,10 @@
 A trial logs its trained model as the `save_pretrained` folder `model/` of its run when
 the sweep asks for it (``log_models``). The registry then points a new model version at
 that folder and moves the alias (``champion``) to it when its sweep is complete and
-ended after the sweep holding the alias now. MLflow's SQL registry stores the
-source URI as given and needs no MLmodel file, so a plain Transformers folder works; the
-model is loaded back with ``from_pretrained`` on the downloaded folder.
+ended after the sweep holding the alias now, and its model is not worse on the dev selection
+metric than the one holding the alias (unless asked: ``--register-anyway``). MLflow's SQL
+registry stores the source URI as given and needs no MLmodel file, so a plain Transformers
+folder works; the model is loaded back with ``from_pretrained`` on the downloaded folder.
 """
 
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ class AliasHolder:
     version: str
     sweep_run_id: str | None
     sweep_end_time: int | None
+    run_id: str | None = None  # the run whose model the version is
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ def alias_holder(client: MlflowClient, model_name: str, alias: str) -> AliasHold
         version=str(version.version),
         sweep_run_id=version.tags.get(SWEEP_RUN_TAG),
         sweep_end_time=int(end) if end else None,
+        run_id=version.run_id or None,
     )
 
 
@@ -114,6 +117,34 @@ def moves_alias(sweep: SweepStamp, holder: AliasHolder | None) -> str:
     )
 
 
+def _dev_score(client: MlflowClient, run_id: str | None, metric: str) -> float | None:
+    """The run's value of the dev metric ``metric``; None when the run or the value is gone."""
+    try:
+        return client.get_run(run_id).data.metrics.get(metric) if run_id else None
+    except MlflowException:
+        return None
+
+
+def worse_on_dev(client: MlflowClient, run_id: str, holder: AliasHolder | None, metric: str) -> str:
+    """Why the model of ``run_id`` may not take the alias from ``holder`` on the dev metric
+    ``metric``: it scores lower there, or the holder's score cannot be read; "" when it may."""
+    if holder is None or holder.run_id == run_id:
+        return ""
+    ours, theirs = _dev_score(client, run_id, metric), _dev_score(client, holder.run_id, metric)
+    if theirs is None:
+        return (
+            f"the model holding it (version {holder.version}, run {holder.run_id}) has no "
+            f"{metric} to compare with, so this one may be worse (--register-anyway moves it)"
+        )
+    if ours is None or ours < theirs:
+        shown = "no value" if ours is None else f"{100 * ours:.1f} %"
+        return (
+            f"this model is worse on {metric} ({shown}) than version {holder.version} "
+            f"holding it ({100 * theirs:.1f} %); --register-anyway moves it anyway"
+        )
+    return ""
+
+
 def _version_of(client: MlflowClient, model_name: str, run_id: str, sweep: SweepStamp):
     """The version this sweep already registered for ``run_id`` (a report rebuilt), or None."""
     versions = client.search_model_versions(f"name = '{model_name}' and run_id = '{run_id}'")
@@ -127,10 +158,13 @@ def register_champion(
     sweep: SweepStamp,
     alias: str = CHAMPION_ALIAS,
     description: str = "",
+    metric: str | None = None,
+    allow_worse: bool = False,
 ) -> Registration:
     """Register the run's ``model/`` folder as a version of ``model_name`` (once per sweep
     and run; a rebuilt report reuses it) and move ``alias`` to it when :func:`moves_alias`
-    allows.
+    allows and, with the dev ``metric``, the model is not worse on it than the alias's
+    holder (:func:`worse_on_dev`; ``allow_worse`` skips that check).
 
     Returns an unregistered :class:`Registration` with the reason when the run has no
     model artifact (the sweep ran without ``log_models``).
@@ -164,7 +198,10 @@ def register_champion(
     else:  # the sweep may have completed since: its stamp is brought up to date
         for key, value in stamp.items():
             client.set_model_version_tag(model_name, version.version, key, value)
-    refusal = moves_alias(sweep, alias_holder(client, model_name, alias))
+    holder = alias_holder(client, model_name, alias)
+    refusal = moves_alias(sweep, holder)
+    if not refusal and metric and not allow_worse:
+        refusal = worse_on_dev(client, run_id, holder, metric)
     if not refusal:
         client.set_registered_model_alias(model_name, alias, version.version)
     return Registration(

@@ -2,9 +2,10 @@
 PNG plots, the selected configuration as JSON, and the selected model in the registry.
 
 Everything is written to a local directory and logged on the sweep's parent run under
-``report/``. The significance test is the parent run's ``significance_test`` param
-(ttest, permutation or bootstrap; ttest when absent), as the sweep script chose it for
-its task.
+``report/``; the report of a sweep still running or interrupted is only written locally and
+says that it is incomplete (:mod:`analysis.completeness`). The significance test is the
+parent run's ``significance_test`` param (ttest, permutation or bootstrap; ttest when
+absent), as the sweep script chose it for its task.
 """
 
 import json
@@ -31,6 +32,7 @@ from analysis.collect import (
     split_languages,
     tidy_metrics,
 )
+from analysis.completeness import incomplete_note
 from analysis.departures import departures_pointer, departures_section, read_departures
 from analysis.mlflow_ui import log_summary, summary_metrics, summary_tags, ui_address, ui_command
 from analysis.papers import AVERAGE, GENERALIZED, PUBLISHED_RESULTS, load_published_results
@@ -131,6 +133,7 @@ class SweepReport:
     verdict: Verdict | None = None
     ui_address: str = ""  # the MLflow UI page of the sweep's runs
     ui_command: str = ""  # what serves it ("" when the tracking URI is a server)
+    incomplete: str = ""  # "incomplete: N of M trials ...": nothing was written to the sweep
 
 
 def format_mean_std(mean: float, std: float) -> str:
@@ -600,6 +603,7 @@ def render_markdown(
     departures: dict | None = None,  # a paper preset's, as logged (analysis/departures.py)
     power: tuple[str, ...] = (),  # the lines of the power section (analysis/power.py)
     sequential: tuple[str, ...] = (),  # the sequential seeds' section (analysis/sequential.py)
+    incomplete: str = "",  # analysis.completeness.incomplete_note of the sweep
 ) -> str:
     """The whole report.md text; ``ui`` is the MLflow UI address of the runs and the command
     that serves it."""
@@ -615,6 +619,8 @@ def render_markdown(
         f"`{correction}`; reference for `**`: "
         f"{f'`{reference_label}`' if reference_label else 'none'}.",
     ]
+    if incomplete:
+        lines += ["", f"**{_read_only(incomplete)}**"]
     if ui[0]:
         serve = f" (served by `{ui[1]}`)" if ui[1] else ""
         lines += ["", f"Runs in the MLflow UI: <{ui[0]}>{serve}."]
@@ -651,6 +657,13 @@ def render_markdown(
             *(f"- {name}: {value}" for name, value in sorted(parent.data.params.items())),
         ]
     return "\n".join(lines) + "\n"
+
+
+def _read_only(incomplete: str) -> str:
+    return (
+        f"Sweep {incomplete}: a provisional report, written here "
+        "only; nothing was logged to the parent run and no model was registered."
+    )
 
 
 def _with_pointer(section: list[str], pointer: str | None) -> list[str]:
@@ -723,19 +736,27 @@ def _register(
     trials: pd.DataFrame,
     selection: Selection,
     refused: bool,
+    register_anyway: bool = False,
+    incomplete: str = "",
 ) -> Registration:
     """Register the selection's best seed (see :func:`register_champion`); ``refused``: the
-    sweep has sanity warnings, so nothing is registered."""
+    sweep has sanity warnings, so nothing is registered; ``incomplete``: the sweep has not
+    ended, so nothing is registered whatever is asked."""
     champion = best_seed_run(trials, selection.config_key, selection.metric)
-    if refused:
+    if refused or incomplete:
+        reason = (
+            f"the sweep is {incomplete}; report it again once it has ended"
+            if incomplete
+            else "the sweep has sanity warnings (above); to register it anyway run "
+            f"`python -m analysis report --experiment {experiment} --parent-run "
+            f"{parent.info.run_id} --register-anyway`"
+        )
         return Registration(
             run_id=champion,
             registered=False,
             model_name=model_name,
             alias=CHAMPION_ALIAS,
-            reason="the sweep has sanity warnings (above); to register it anyway run "
-            f"`python -m analysis report --experiment {experiment} --parent-run "
-            f"{parent.info.run_id} --register-anyway`",
+            reason=reason,
             holder=alias_holder(client, model_name, CHAMPION_ALIAS),
         )
     return register_champion(
@@ -750,6 +771,8 @@ def _register(
         CHAMPION_ALIAS,
         description=f"{selection.config_label}, selected by {selection.metric} "
         f"(sweep parent run {parent.info.run_id})",
+        metric=selection.metric,
+        allow_worse=register_anyway,
     )
 
 
@@ -786,15 +809,18 @@ def report_sweep(
     ``selection_metric`` defaults to the parent run's ``selection_metric`` param, else
     dev/en/accuracy, else the sweep's English-dev metric.
     A sweep with sanity warnings (:mod:`analysis.sanity`) registers nothing unless
-    ``register_anyway``; the alias moves only as :func:`analysis.registry.moves_alias` allows.
+    ``register_anyway``; the alias moves only as :func:`analysis.registry.moves_alias` allows,
+    and never to a model worse on dev than its holder's unless ``register_anyway``.
     The sweep's summary (selection, verdict, differences on test) goes on the parent run as
-    metrics and tags.
+    metrics and tags. A sweep still running or interrupted (:mod:`analysis.completeness`) is
+    only read: its report is written to ``out_dir`` and says it is incomplete.
     """
     client = connect(tracking_uri)
     parent = find_parent_run(client, experiment, parent_run_id)
     run_id = parent.info.run_id
     test = _significance_test(parent, significance_test)
     trials = collect_trials(client, run_id)
+    incomplete = incomplete_note(parent, len(trials))
     # A sweep without English dev queries (retrieval) names its own in the parent's params.
     selection_metric = selection_metric or parent.data.params.get("selection_metric")
     selection = select_best(
@@ -842,7 +868,10 @@ def report_sweep(
     verdict, baseline_mean = sweep_verdict(
         scores, trials, selection, baseline_method, evaluation, **options
     )
-    warnings = tuple(sanity_warnings(client, scores, trials, selection.metric))
+    baseline_label = trials.loc[trials["config_key"] == baseline_key, "config_label"].iloc[0]
+    warnings = tuple(
+        sanity_warnings(client, scores, trials, selection.metric, baseline_label, parent)
+    )
     departures = read_departures(client, parent)
     # What the design could detect, and the seeds `target_difference` (points) would need.
     power = power_report(
@@ -864,18 +893,21 @@ def report_sweep(
             trials,
             selection,
             bool(warnings) and not register_anyway,
+            register_anyway,
+            incomplete,
         )
     ui = (
         ui_address(tracking_uri, parent.info.experiment_id),
         ui_command(tracking_uri),
     )
-    log_summary(
-        client,
-        run_id,
-        parent.info.experiment_id,
-        summary_metrics(selection, baseline_mean, evaluation, TEST_SPLIT),
-        summary_tags(selection, verdict, evaluation, TEST_SPLIT, warnings),
-    )
+    if not incomplete:  # a sweep still running or interrupted is only read
+        log_summary(
+            client,
+            run_id,
+            parent.info.experiment_id,
+            summary_metrics(selection, baseline_mean, evaluation, TEST_SPLIT),
+            summary_tags(selection, verdict, evaluation, TEST_SPLIT, warnings),
+        )
     markdown = render_markdown(
         experiment,
         parent,
@@ -896,6 +928,7 @@ def report_sweep(
         departures=departures,
         power=tuple(power),
         sequential=tuple(sequential_section(parent.data.tags)),
+        incomplete=incomplete,
     )
     markdown_path, latex_path, json_path = out / MARKDOWN_NAME, out / LATEX_NAME, out / JSON_NAME
     markdown_path.write_text(markdown, encoding="utf-8")
@@ -915,7 +948,8 @@ def report_sweep(
     payload["departures"] = departures
     json_path.write_text(json.dumps(payload, indent=2, allow_nan=False) + "\n", encoding="utf-8")
     files = [markdown_path, latex_path, json_path, *map(Path, plots)]
-    for path in files:
+    logged = [] if incomplete else files  # a sweep still running or interrupted is only read
+    for path in logged:
         client.log_artifact(run_id, str(path), artifact_path=REPORT_ARTIFACT_DIR)
 
     return SweepReport(
@@ -925,7 +959,7 @@ def report_sweep(
         json_path=str(json_path),
         markdown=markdown,
         comparison=comparisons.get(TEST_SPLIT, pd.DataFrame()),
-        artifact_paths=tuple(f"{REPORT_ARTIFACT_DIR}/{path.name}" for path in files),
+        artifact_paths=tuple(f"{REPORT_ARTIFACT_DIR}/{path.name}" for path in logged),
         latex_path=str(latex_path),
         plot_paths=tuple(plots),
         registration=registration,
@@ -934,6 +968,7 @@ def report_sweep(
         verdict=verdict,
         ui_address=ui[0],
         ui_command=ui[1],
+        incomplete=incomplete,
     )
 
 
@@ -962,7 +997,8 @@ def format_summary(report: SweepReport) -> str:
     """What a sweep or the CLI prints at the end: sanity warnings first, then the verdict
     against the baseline, the selection, where the report went and where the runs are."""
     selection = report.selection
-    lines = [f"WARNING: {text}" for text in report.warnings]
+    lines = [f"INCOMPLETE: {_read_only(report.incomplete)}"] if report.incomplete else []
+    lines += [f"WARNING: {text}" for text in report.warnings]
     if report.verdict is not None:
         lines += [f"Verdict: {report.verdict.headline}"]
         lines += [f"         {report.verdict.languages}"] if report.verdict.languages else []
@@ -976,7 +1012,9 @@ def format_summary(report: SweepReport) -> str:
         f"              {report.latex_path}",
         f"              {report.json_path}",
         *(f"              {path}" for path in report.plot_paths),
-        f"Logged to parent run {report.parent_run_id} as {', '.join(report.artifact_paths)}",
+        f"Logged to parent run {report.parent_run_id} as {', '.join(report.artifact_paths)}"
+        if report.artifact_paths
+        else f"Nothing logged to parent run {report.parent_run_id} (the sweep is incomplete)",
         _registry_line(report.registration),
     ]
     if report.ui_address:

@@ -1,8 +1,10 @@
 """Sanity warnings: signs that a sweep learned nothing, said before any selection is named.
 
-Two signs: every configuration (the baseline included) at chance level on the dev
-selection metric, and a training loss that grew by orders of magnitude. A sweep with a
-warning registers no champion unless asked (``--register-anyway``).
+For the sweep: every configuration (the baseline included) at chance level on the dev
+selection metric, and a training loss that grew by orders of magnitude. Per configuration:
+one class predicted for every example of the dev selection split (by any seed), a mean at
+chance while the baseline's is not, and trials that ended because their loss diverged. A
+sweep with a warning registers no champion unless asked (``--register-anyway``).
 """
 
 import math
@@ -12,12 +14,24 @@ import pandas as pd
 from mlflow import MlflowClient
 
 from analysis.collect import AnalysisError, ExampleScores, parse_metric_key
+from xlt_schema import (
+    CONFIG_LABEL_TAG,
+    FAILURE_TAG,
+    PARENT_RUN_TAG,
+    PHASE_TAG,
+    REPORT_PHASE_TAG,
+    ROLE_TAG,
+    TRIAL_ROLE,
+)
 
 LOSS_CURVE = "train/loss"  # the mean training loss since the previous evaluation, per step
 # |last| / |first| of a loss curve from which it counts as blown up (two orders of magnitude).
 LOSS_GROWTH_FACTOR = 100.0
 # Above chance means more than this many binomial standard errors above it (one-sided ~2.3%).
 CHANCE_STANDARD_ERRORS = 2.0
+# How a trial run's failure tag starts when its loss stopped being finite (the name of
+# xlt_core.errors.TrainingDiverged, which analysis does not import).
+DIVERGED = "TrainingDiverged"
 
 
 def chance_level(labels: Sequence) -> float:
@@ -78,6 +92,115 @@ def loss_warning(curves: Mapping[str, Sequence[float]]) -> str:
     )
 
 
+def _flat(values: Sequence) -> list:
+    """Per-example values as one list: a sequence labeller's tags, one list per example,
+    are joined."""
+    return [item for value in values for item in (value if isinstance(value, list) else [value])]
+
+
+def one_class(payload: Mapping) -> str | None:
+    """The one value every prediction of a per-example artifact has, shown, when its gold
+    labels have more than one; None otherwise (or when it records no predictions)."""
+    predictions = {repr(value) for value in _flat(payload.get("predictions") or [])}
+    labels = {repr(value) for value in _flat(payload.get("labels") or [])}
+    return predictions.pop() if len(predictions) == 1 and len(labels) > 1 else None
+
+
+def one_class_configs(
+    scores: ExampleScores, trials: pd.DataFrame, metric: str
+) -> dict[str, dict[int, str]]:
+    """config label -> {seed: the one class it predicted} for every seed of a configuration
+    that predicted one class on the split and language of ``metric`` (from the predictions
+    its trials logged); runs whose artifacts record no predictions are not judged."""
+    split, lang, _ = parse_metric_key(metric)
+    found: dict[str, dict[int, str]] = {}
+    for row in trials.sort_values(["config_label", "seed"]).itertuples(index=False):
+        try:
+            value = one_class(scores.payload(row.run_id, split, lang))
+        except AnalysisError:  # no per-example artifact (an older sweep): nothing to judge on
+            continue
+        if value is not None:
+            found.setdefault(row.config_label, {})[int(row.seed)] = value
+    return found
+
+
+def one_class_warning(configs: Mapping[str, Mapping[int, str]], metric: str) -> str:
+    """A warning naming the configurations (and seeds) that predict one class; "" when
+    none does."""
+    if not configs:
+        return ""
+    split, lang, _ = parse_metric_key(metric)
+    listed = "; ".join(
+        f"{label} ({', '.join(f'seed {seed} always {value}' for seed, value in seeds.items())})"
+        for label, seeds in configs.items()
+    )
+    return (
+        f"{len(configs)} configuration(s) predict one class for every {split}/{lang} example "
+        f"in some seed: {listed}. Those models learned nothing: check the training budget "
+        "and the learning rate before registering any model of this sweep."
+    )
+
+
+def chance_configs(
+    config_means: Mapping[str, float], baseline_label: str, labels: Sequence
+) -> list[str]:
+    """The configurations whose mean accuracy is at chance while the baseline's is not."""
+    chance = chance_level(labels)
+    baseline = config_means.get(baseline_label)
+    if baseline is None or at_chance(baseline, chance, len(labels)):
+        return []
+    return sorted(
+        label
+        for label, mean in config_means.items()
+        if label != baseline_label and at_chance(mean, chance, len(labels))
+    )
+
+
+def config_chance_warning(
+    configs: Sequence[str], config_means: Mapping[str, float], metric: str, labels: Sequence
+) -> str:
+    """A warning naming the configurations at chance while the baseline is not."""
+    if not configs:
+        return ""
+    listed = "; ".join(f"{label}: {100 * config_means[label]:.1f} %" for label in configs)
+    return (
+        f"{len(configs)} configuration(s) are at chance level on {metric} (chance "
+        f"{100 * chance_level(labels):.1f} %) while the baseline is not: {listed}. They "
+        "learned nothing; their models are not to be registered."
+    )
+
+
+def diverged_configs(client: MlflowClient, parent) -> dict[str, list[str]]:
+    """config label -> the seeds of its trial runs (of the reported phase) that failed
+    because their loss diverged."""
+    filter_string = (
+        f"tags.`{PARENT_RUN_TAG}` = '{parent.info.run_id}' and tags.`{ROLE_TAG}` = "
+        f"'{TRIAL_ROLE}' and attributes.status = 'FAILED'"
+    )
+    phase = parent.data.tags.get(REPORT_PHASE_TAG)
+    if phase:
+        filter_string += f" and tags.`{PHASE_TAG}` = '{phase}'"
+    runs = client.search_runs([parent.info.experiment_id], filter_string, max_results=50000)
+    found: dict[str, list[str]] = {}
+    for run in runs:
+        if run.data.tags.get(FAILURE_TAG, "").startswith(DIVERGED):
+            label = run.data.tags.get(CONFIG_LABEL_TAG, run.info.run_id)
+            found.setdefault(label, []).append(run.data.params.get("seed", "?"))
+    return {label: sorted(seeds) for label, seeds in sorted(found.items())}
+
+
+def diverged_warning(configs: Mapping[str, list[str]]) -> str:
+    """A warning naming the configurations whose trials diverged; "" when none did."""
+    if not configs:
+        return ""
+    listed = "; ".join(f"{label} (seeds {', '.join(seeds)})" for label, seeds in configs.items())
+    return (
+        f"Trials of {len(configs)} configuration(s) diverged (their loss stopped being "
+        f"finite; failure {DIVERGED}) and were left out of the selection: {listed}. "
+        "Check the loss weights and the learning rate before reading the selection."
+    )
+
+
 def _config_means(trials: pd.DataFrame, metric: str) -> dict[str, float]:
     return trials.groupby("config_label")[metric].mean().dropna().to_dict()
 
@@ -103,13 +226,24 @@ def _loss_curves(client: MlflowClient, trials: pd.DataFrame) -> dict[str, list[f
 
 
 def sanity_warnings(
-    client: MlflowClient, scores: ExampleScores, trials: pd.DataFrame, metric: str
+    client: MlflowClient,
+    scores: ExampleScores,
+    trials: pd.DataFrame,
+    metric: str,
+    baseline_label: str = "",
+    parent=None,
 ) -> list[str]:
     """Every warning that applies to the sweep whose finished trials are ``trials``,
-    selected on ``metric``."""
+    selected on ``metric``; per configuration against ``baseline_label`` (the baseline's
+    config label) when given, and on the failed trials of ``parent`` (its Run) when given."""
     labels = _dev_labels(scores, trials, metric)
+    means = _config_means(trials, metric)
+    at_chance_labels = chance_configs(means, baseline_label, labels) if labels else []
     warnings = [
-        chance_warning(_config_means(trials, metric), metric, labels) if labels else "",
+        chance_warning(means, metric, labels) if labels else "",
+        one_class_warning(one_class_configs(scores, trials, metric), metric),
+        config_chance_warning(at_chance_labels, means, metric, labels),
+        diverged_warning(diverged_configs(client, parent) if parent is not None else {}),
         loss_warning(_loss_curves(client, trials)),
     ]
     return [warning for warning in warnings if warning]

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import dataclasses
 import gc
+import math
 import shlex
 import sys
 import traceback
@@ -19,9 +20,16 @@ from pathlib import Path
 from sweeps import spaces
 from sweeps.experiment import PRESET_NAMES, SweepSpec, experiment_spec
 from sweeps.interruption import StopSignals, SweepInterrupted
-from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig, coerce_setting, parse_assignments
+from xlt_core.config import (
+    HYPERPARAMETER_NAMES,
+    MAX_SEED,
+    TrialConfig,
+    coerce_setting,
+    parse_assignments,
+)
 from xlt_core.data.parallel import is_local_parallel
 from xlt_core.errors import ConfigError, DataError
+from xlt_schema.tracking_store import redact
 
 # Exit statuses. An interrupted sweep exits 128 + the signal: 130 SIGINT, 143 SIGTERM.
 EXIT_DONE = 0  # every trial finished and the report is written
@@ -295,7 +303,8 @@ def _resume_command(script: types.ModuleType, argv: list[str]) -> str:
     path = Path(script.__file__).resolve()
     with contextlib.suppress(ValueError):
         path = path.relative_to(Path.cwd())
-    words = [word for word in argv if word != "--resume"]
+    # A --tracking-uri's password is not printed (MLFLOW_TRACKING_PASSWORD supplies it).
+    words = [redact(word) for word in argv if word != "--resume"]
     return shlex.join([sys.executable, str(path), *words, "--resume"])
 
 
@@ -308,6 +317,8 @@ def _parse_seeds(value: str) -> list[int]:
         ) from None
     if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
         raise ConfigError("seeds", value, "distinct non-negative integers, e.g. seeds=0,1,2")
+    if max(seeds) > MAX_SEED:
+        raise ConfigError("seeds", value, f"integers between 0 and {MAX_SEED} (2**32 - 1)")
     return seeds
 
 
@@ -316,8 +327,8 @@ def _positive_number(key: str, value: str) -> float:
         number = float(value)
     except ValueError:
         number = 0.0
-    if number <= 0:
-        raise ConfigError(key, value, "a number > 0")
+    if not (math.isfinite(number) and number > 0):
+        raise ConfigError(key, value, "a finite number > 0")
     return number
 
 

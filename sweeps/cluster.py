@@ -4,8 +4,10 @@ Ray's own validation first: `prepare_config` merges the provider's defaults (as 
 does), `validate_config` checks the result against Ray's JSON schema and its node-type rules.
 Then what this project needs of the head node (`head_problems`): the MLflow server on the
 head's private address over PostgreSQL, no password written in the file, and `RAY_ADDRESS` /
-`MLFLOW_TRACKING_URI` exported there so that a sweep started on the head joins the cluster.
-No cloud call is made.
+`MLFLOW_TRACKING_URI` exported there so that a sweep started on the head joins the cluster;
+and a closed cluster (`closed_cluster_problems`): the MLflow server behind its basic-auth app
+and Ray with token authentication, their secrets generated on the head and copied to the
+workers by the head, never written in the file. No cloud call is made.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def validate_cluster_file(path: str | Path) -> dict:
         raise DataError(f"{path}: field {field}: {error.message}") from None
     except (ValueError, KeyError, RuntimeError) as error:
         raise DataError(f"{path}: {error}") from None
-    problems = head_problems(config, text)
+    problems = head_problems(config, text) + closed_cluster_problems(config, text)
     if problems:
         raise DataError(f"{path}: " + "; ".join(problems))
     return prepared
@@ -63,13 +65,46 @@ HEAD_SETUP = {
     ),
     r"umask 077 .*> ?~/\.pgpass": "give libpq the password in ~/.pgpass (umask 077)",
     r"~/\.xlt/env\.sh.* ~/\.bashrc": "source ~/.xlt/env.sh from ~/.bashrc",
+    r"pip install .*\bmlflow\[auth\]": "install MLflow's basic-auth app (mlflow[auth])",
+    **{
+        rf"umask 077 .*openssl rand .*> ?~/{re.escape(path)}": (
+            f"generate the {what} on the head (openssl rand) into ~/{path}, readable by its "
+            "user only (umask 077)"
+        )
+        for path, what in (
+            (".ray/auth_token", "Ray token"),
+            (".xlt/mlflow_admin_password", "MLflow admin password"),
+            (".xlt/mlflow_secret_key", "MLflow server's secret key"),
+        )
+    },
+    r"umask 077 .*> ?~/\.xlt/mlflow_auth\.ini": (
+        "write the basic-auth app's configuration to ~/.xlt/mlflow_auth.ini (umask 077)"
+    ),
+    r"umask 077 .*mlflow_tracking_password.*> ?~/\.mlflow/credentials": (
+        "give sweeps the MLflow credentials in ~/.mlflow/credentials, readable by its user "
+        "only (umask 077)"
+    ),
+    r"export RAY_AUTH_MODE=token.*~/\.xlt/env\.sh": (
+        "export RAY_AUTH_MODE=token in ~/.xlt/env.sh (a sweep on the head joins with the token)"
+    ),
 }
+MLFLOW_PASSWORDS = "MLFLOW_TRACKING_PASSWORD|MLFLOW_AUTH_ADMIN_PASSWORD|admin_password"
 # Never in the file: a password in a connection URI, a literal password in SQL, a server
 # listening on every interface.
 FORBIDDEN = {
     r"postgres(?:ql)?(?:\+\w+)?://[^/\s@:]*:[^/\s@]*@": "a password in a PostgreSQL URI",
     r"PASSWORD\s+'(?!\$\(cat )": "a password literal (PASSWORD '...')",
     r"0\.0\.0\.0": "a server listening on every interface (0.0.0.0)",
+    r"RAY_AUTH_TOKEN\s*[=:]": "a Ray token (RAY_AUTH_TOKEN)",
+    r"RAY_AUTH_MODE=(?!token\b)": "Ray's authentication off (RAY_AUTH_MODE other than token)",
+    # A password is read from the head's file (`$(cat ...)`, printf's `%s`), never written.
+    rf"(?i)(?:{MLFLOW_PASSWORDS})\s*[=:](?!\s*(?:\$\(cat |%s))": "an MLflow password",
+    r"password1234": "MLflow's former default admin password",
+}
+# What the secrets each worker needs are: the head copies them to it (cluster_synced_files).
+WORKER_SECRETS = {
+    "~/.ray/auth_token": "the Ray token",
+    "~/.mlflow/credentials": "MLflow credentials",
 }
 
 
@@ -105,6 +140,38 @@ def head_problems(config: dict, text: str) -> list[str]:
             )
     problems += [
         f"the file holds {what}" for pattern, what in FORBIDDEN.items() if re.search(pattern, text)
+    ]
+    return problems
+
+
+def closed_cluster_problems(config: dict, text: str) -> list[str]:
+    """What the cluster file lacks of a closed cluster (see the module's docstring), each as a
+    phrase; [] when nothing."""
+    start = config.get("head_start_ray_commands", [])
+    server = next((command for command in start if re.search("mlflow server ", command)), "")
+    problems = []
+    if server and "--app-name basic-auth" not in server:
+        problems.append("the MLflow server runs without authentication (--app-name basic-auth)")
+    for variable, path in (
+        ("MLFLOW_AUTH_CONFIG_PATH", "/home/ubuntu/.xlt/mlflow_auth.ini"),
+        ("MLFLOW_AUTH_ADMIN_PASSWORD", "$(cat ~/.xlt/mlflow_admin_password)"),
+        ("MLFLOW_FLASK_SERVER_SECRET_KEY", "$(cat ~/.xlt/mlflow_secret_key)"),
+    ):
+        if server and f"{variable}={path}" not in server:
+            problems.append(f"the MLflow server is not started with {variable}={path}")
+    for key, command in (
+        ("head_start_ray_commands", "ray start --head"),
+        ("worker_start_ray_commands", "ray start --address"),
+    ):
+        if not re.search(rf"RAY_AUTH_MODE=token {command}", "\n".join(config.get(key, []))):
+            problems.append(
+                f"{key} start Ray without token authentication (RAY_AUTH_MODE=token {command})"
+            )
+    synced = config.get("cluster_synced_files", [])
+    problems += [
+        f"the workers are not given {what} (cluster_synced_files: {path})"
+        for path, what in WORKER_SECRETS.items()
+        if path not in synced
     ]
     return problems
 

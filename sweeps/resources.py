@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Mapping
 
 from xlt_core.errors import ConfigError
@@ -20,6 +21,8 @@ def trial_resources(
     at least 1: a g5.xlarge (4 CPUs, 1 GPU) with K=4 runs 4 trials of 1 CPU each. A cluster
     that shows no GPU yet (an autoscaler that has not started its GPU workers) gives 1 CPU.
     """
+    if cpus_per_trial is not None and not (math.isfinite(cpus_per_trial) and cpus_per_trial > 0):
+        raise ConfigError("cpus_per_trial", cpus_per_trial, "a finite number > 0")
     if trials_per_gpu is None:
         return {"cpu": cpus_per_trial or DEFAULT_CPUS}
     if trials_per_gpu < 1:
@@ -47,3 +50,27 @@ def check_gpus_present(
             "a Ray with GPUs (this local Ray has none; drop the flag to run on CPUs, "
             "or give --address of a GPU cluster)",
         )
+
+
+def check_cpus_fit(
+    cpus: float, cluster: Mapping[str, float], node_cpus: list[float], joined_cluster: bool
+) -> None:
+    """Refuse a trial that asks for more CPUs than any node has: Ray would keep it pending for
+    ever. A local Ray is one node (`cluster`, `ray.cluster_resources()`); a joined cluster is
+    checked against its largest node (`node_cpus`, the CPUs of each node alive) once one with
+    CPUs has started: before that, its autoscaler's nodes are not known here."""
+    if joined_cluster:
+        largest = max(node_cpus, default=0.0)
+        where = f"the largest node of this cluster has {largest:g}"
+    else:
+        largest = cluster.get("CPU", 0.0)
+        where = f"this machine's Ray has {largest:g}"
+    if largest and cpus > largest:
+        raise ConfigError("cpus_per_trial", cpus, f"at most {largest:g} ({where})")
+
+
+def alive_node_cpus() -> list[float]:
+    """The CPUs of each node of the connected Ray that is alive."""
+    import ray
+
+    return [node["Resources"].get("CPU", 0.0) for node in ray.nodes() if node["Alive"]]

@@ -23,7 +23,12 @@ from pathlib import Path
 from sweeps import search, tracking
 from sweeps.experiment import SweepSpec
 from sweeps.interruption import StopSignals, SweepInterrupted
-from sweeps.resources import check_gpus_present, trial_resources
+from sweeps.resources import (
+    alive_node_cpus,
+    check_cpus_fit,
+    check_gpus_present,
+    trial_resources,
+)
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.preflight import check_resources, read_data
@@ -38,6 +43,7 @@ from xlt_schema import (
     STORAGE_TAG,
     SWEEP_KEY_TAG,
 )
+from xlt_schema.tracking_store import credentials_env, redact
 
 RAY_RESULTS = "ray_results"
 REPORTS = "reports"
@@ -181,11 +187,9 @@ def _run_phases(spec, options, opening: Future, background, key: str, resumed, s
         with _ray_session(options.address, signals, background) as cluster:
             client, experiment_id = opening.result()
             resources = trial_resources(spec.cpus_per_trial, options.trials_per_gpu, cluster)
-            check_gpus_present(
-                options.trials_per_gpu,
-                cluster,
-                joined_cluster=bool(options.address or os.environ.get("RAY_ADDRESS")),
-            )
+            joined = bool(options.address or os.environ.get("RAY_ADDRESS"))
+            check_gpus_present(options.trials_per_gpu, cluster, joined_cluster=joined)
+            check_cpus_fit(resources["cpu"], cluster, alive_node_cpus(), joined)
             if resumed is not None:
                 tags = resumed.data.tags
                 tracking.continue_run(client, resumed)
@@ -225,7 +229,7 @@ def _resumable_parent(client, spec: SweepSpec, options: SweepOptions, key: str):
             "--resume",
             True,
             f"an interrupted sweep with these settings in experiment {spec.experiment} at "
-            f"{options.tracking_uri}; there is none (run without --resume to start it)",
+            f"{redact(options.tracking_uri)}; there is none (run without --resume to start it)",
         )
     return resumed
 
@@ -292,7 +296,6 @@ class _Phases:
         self.common = {
             "base": spec.base,
             "threads": resources["cpu"],
-            "tracking_uri": options.tracking_uri,
             "experiment_id": experiment_id,
             "parent_run_id": parent_run_id,
             "log_model": spec.log_models,
@@ -354,7 +357,16 @@ class _Phases:
 
         from sweeps.trainable import run_tracked_trial
 
-        return tune.with_resources(run_tracked_trial, self.resources)
+        # Where to track reaches the trials through Ray's object store (`with_parameters`),
+        # not their config: Tune writes the config to params.json, result.json and the
+        # experiment state (uploaded with an s3:// storage path), and Ray logs it. A database
+        # URI may hold a password; a server's went to MLflow's variables (`take_credentials`).
+        trainable = tune.with_parameters(
+            run_tracked_trial,
+            tracking_uri=self.options.tracking_uri,
+            credentials=credentials_env(),
+        )
+        return tune.with_resources(trainable, self.resources)
 
     def _run_config(self, phase: str):
         from ray import tune
@@ -610,7 +622,7 @@ def _start_parent(
     )
     print(
         f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; "
-        f"MLflow {options.tracking_uri}, parent run {parent_run_id}",
+        f"MLflow {redact(options.tracking_uri)}, parent run {parent_run_id}",
         flush=True,
     )
     return parent_run_id, tags

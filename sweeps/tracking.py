@@ -36,6 +36,7 @@ from xlt_schema import (
     TRIAL_ID_TAG,
     TRIAL_ROLE,
 )
+from xlt_schema.tracking_store import basic_auth, sqlite_problem, take_credentials
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 # What a trial writes to its last Ray checkpoint so its results survive a tracking outage.
@@ -61,8 +62,11 @@ T = TypeVar("T")
 
 def resolve_tracking_uri(cli_value: str | None) -> str:
     """--tracking-uri, else MLFLOW_TRACKING_URI, else ./mlflow.db; local SQLite paths are
-    made absolute because Ray runs each trial in its own working directory."""
+    made absolute because Ray runs each trial in its own working directory. A server's
+    `user:password@` leave the URI for MLflow's credential variables (`take_credentials`):
+    what the sweep prints, logs, hands to Tune or reports never holds them."""
     uri = cli_value or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+    uri = take_credentials(uri)
     if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
         uri = "sqlite:///" + str(Path(uri.removeprefix("sqlite:///")).resolve())
     return uri
@@ -80,7 +84,9 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0, must_exist: bool = Fals
 
     if uri.startswith(("http://", "https://")):
         try:
-            requests.get(uri.rstrip("/") + "/health", timeout=timeout_s).raise_for_status()
+            requests.get(
+                uri.rstrip("/") + "/health", timeout=timeout_s, auth=basic_auth()
+            ).raise_for_status()
         except requests.exceptions.RequestException as error:
             raise ConfigError(
                 "--tracking-uri",
@@ -141,15 +147,14 @@ def prepare_store(uri: str) -> None:
 
 
 def _check_mlflow_database(path: Path, uri: str) -> None:
+    """Refuse a damaged or foreign file before MLflow, Ray or a resume writes to it."""
     from xlt_core.errors import ConfigError
 
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as connection:
-            connection.execute("select count(*) from experiments").fetchone()
-    except sqlite3.DatabaseError as error:
+    problem = sqlite_problem(path)
+    if problem is not None:
         raise ConfigError(
-            "--tracking-uri", uri, f"an MLflow SQLite database ({path}: {error})"
-        ) from None
+            "--tracking-uri", uri, f"an intact MLflow SQLite database; {path} {problem}"
+        )
 
 
 # MLflow 3.17's UI shows an experiment of this kind as model training (runs, metrics)

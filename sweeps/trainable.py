@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import tempfile
 import traceback
 from pathlib import Path
@@ -94,9 +95,13 @@ def trial_seed(space: dict) -> int:
     return space["seed"]
 
 
-def run_tracked_trial(space: dict) -> None:
+def run_tracked_trial(
+    space: dict, tracking_uri: str, credentials: Mapping[str, str] | None = None
+) -> None:
     """Entry point Ray calls with one trial: the sweep's common settings (`base`), the
-    method configuration (`point`), the `seed`, the `phase`, and where to track."""
+    method configuration (`point`), the `seed` and the `phase`; apart from them, which Tune
+    writes to disk, where to track and the server's `credentials` (MLflow's variables:
+    sweeps/runner.py `_trainable`)."""
     # The driver imports this module only to hand this function to Tune: the trial path
     # (torch, transformers) is imported here, by the worker, on its first trial.
     import torch
@@ -105,7 +110,8 @@ def run_tracked_trial(space: dict) -> None:
 
     config = TrialConfig.from_dict({**space["base"], **space["point"], "seed": trial_seed(space)})
     torch.set_num_threads(max(1, int(space["threads"])))
-    client = MlflowClient(space["tracking_uri"])
+    os.environ.update(credentials or {})
+    client = MlflowClient(tracking_uri)
     label = f"{config.config_label()} seed={config.seed}"
     run_id = tracking.find_or_create_trial_run(
         client,

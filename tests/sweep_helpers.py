@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import scaled_timeout
 from mlflow.tracking import MlflowClient
 
 from xlt_schema import PARENT_ROLE, ROLE_TAG, TRIAL_ROLE
@@ -47,6 +48,7 @@ def start_script(cwd, *args, env=None) -> subprocess.Popen:
 
 def wait_for(condition, timeout_s: float, what: str, interval_s: float = 0.5):
     """Poll `condition` until it returns something truthy; fail after `timeout_s`."""
+    timeout_s = scaled_timeout(timeout_s)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         value = condition()
@@ -108,7 +110,7 @@ def kill_driver(process: subprocess.Popen, ray_tmpdir: str) -> None:
     """SIGKILL the driver's whole session, then check that the local Ray it started went with
     it (Ray's processes share the driver's fate); stragglers are killed and reported."""
     os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
+    process.wait(timeout=scaled_timeout(30))
     try:
         wait_for(
             lambda: not processes_mentioning(ray_tmpdir),
@@ -138,7 +140,7 @@ def run_command(
         env={**os.environ, "MLFLOW_TRACKING_URI": sqlite_uri(workdir), **(env or {})},
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=scaled_timeout(timeout),
     )
     assert completed.returncode == 0, (
         f"{' '.join(argv)} exited {completed.returncode}:\n"

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import scaled_timeout
 from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
@@ -361,7 +362,12 @@ def _run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {name: value for name, value in os.environ.items() if name != "MLFLOW_TRACKING_URI"}
     env["PYTHONPATH"] = str(REPO_ROOT)
     completed = subprocess.run(
-        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=scaled_timeout(120),
     )
     assert completed.returncode == 0, completed.stderr
     return completed

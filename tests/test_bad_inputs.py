@@ -83,6 +83,14 @@ CASES = [
     ("repeated seeds", ["--set", "seeds=1,1"], ["seeds", "distinct"]),
     ("non-integer seeds", ["--set", "seeds=a,b"], ["seeds", "integers"]),
     ("zero cpus per trial", ["--set", "cpus_per_trial=0"], ["cpus_per_trial", "> 0"]),
+    ("nan cpus per trial", ["--set", "cpus_per_trial=nan"], ["cpus_per_trial", "finite"]),
+    ("infinite cpus per trial", ["--set", "cpus_per_trial=inf"], ["cpus_per_trial", "finite"]),
+    ("seed beyond 32 bits", ["--set", "seeds=0,4294967296"], ["seeds", "4294967295"]),
+    (
+        "max_seq_length beyond the tiny model",
+        ["--set", "max_seq_length=200000000"],
+        ["max_seq_length", "200000000", "512"],
+    ),
     (
         "zero search trials",
         ["--strategy", "search", "--set", "search_trials=0"],

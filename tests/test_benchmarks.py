@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from conftest import scaled_timeout
 
 REPO = Path(__file__).resolve().parents[1]
 # `benchmarks` is a folder of the repository, not an installed package.
@@ -44,7 +45,7 @@ def run_suite(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=scaled_timeout(timeout),
     )
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     assert "ERROR" not in completed.stdout

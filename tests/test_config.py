@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import scaled_timeout
 
 import sweeps
 from sweeps.cli import SETTABLE, apply_overrides, build_parser
@@ -187,7 +188,7 @@ def test_every_sweep_script_runs_from_the_repository_root(script):
         [sys.executable, f"sweeps/{script}.py", "--help"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled_timeout(120),
         cwd=Path(__file__).resolve().parents[1],
     )
     assert completed.returncode == 0, completed.stderr

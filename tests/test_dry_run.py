@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import scaled_timeout
 from sweep_helpers import REPO
 
 from sweeps import adjust_xnli, cost_model, ear_xnli
@@ -54,7 +55,7 @@ def test_paper_dry_run_plans_90_trials_offline_and_tracks_nothing(tmp_path):
         },
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled_timeout(120),
     )
     assert completed.returncode == 0, completed.stderr
     out = completed.stdout

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import scaled_timeout
 from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mismatches
 
 from sweeps import robust_pawsx, robust_xnli, rs_da_m_curve, rs_syntax
@@ -96,7 +97,7 @@ def test_paper_dry_run_prints_the_budget_and_the_departures():
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled_timeout(120),
         check=True,
     ).stdout
     assert "10 configurations x 10 seeds = 100 trials" in out

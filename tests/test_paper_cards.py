@@ -10,6 +10,7 @@ import sys
 
 import pytest
 import torch
+from conftest import scaled_timeout
 from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
@@ -241,7 +242,7 @@ def test_paper_dry_run_prints_m3_one_epoch_and_the_departures():
         cwd=REPO,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled_timeout(120),
     )
     assert completed.returncode == 0, completed.stderr
     out = completed.stdout

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from conftest import scaled_timeout
 from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, TEMPORARILY_UNAVAILABLE
 from mlflow.tracking import MlflowClient
@@ -107,7 +108,7 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
         )
         node = next(w for w in workers if w.node_id == victim.data.tags["ray_node_id"])
         cluster.remove_node(node)
-        driver.join(timeout=400)
+        driver.join(timeout=scaled_timeout(400))
         assert not driver.is_alive(), "the sweep did not finish after the node was killed"
     finally:
         ray.shutdown()
@@ -160,7 +161,7 @@ def _start_mlflow_server(root: Path, port: int) -> subprocess.Popen:
 
     def healthy():
         try:
-            return requests.get(f"http://127.0.0.1:{port}/health", timeout=2).ok
+            return requests.get(f"http://127.0.0.1:{port}/health", timeout=scaled_timeout(2)).ok
         except requests.exceptions.RequestException:
             return False
 
@@ -172,7 +173,7 @@ def _stop(process: subprocess.Popen) -> None:
     if process.poll() is None:
         os.killpg(process.pid, signal.SIGTERM)
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=scaled_timeout(30))
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
@@ -232,7 +233,9 @@ def test_tracking_server_outage_loses_no_finished_trial(tmp_path):
         _stop(server)
         wait_for(lambda: unlogged() == 2, 300, "both trials to finish while the server is down")
         server = _start_mlflow_server(tmp_path, port)
-        assert driver.wait(timeout=300) == 0, (workdir / "driver.log").read_text()[-3000:]
+        assert driver.wait(timeout=scaled_timeout(300)) == 0, (workdir / "driver.log").read_text()[
+            -3000:
+        ]
     finally:
         _stop(driver)
         _stop(server)
@@ -260,7 +263,7 @@ def _interrupt(driver, signum: int, log: Path, code: int, when, what: str) -> No
     try:
         wait_for(when, 300, what, interval_s=0.1)
         os.kill(driver.pid, signum)
-        assert driver.wait(timeout=180) == code, log.read_text()[-3000:]
+        assert driver.wait(timeout=scaled_timeout(180)) == code, log.read_text()[-3000:]
     finally:
         _stop(driver)
 
@@ -367,7 +370,7 @@ def test_signals_at_every_moment_then_resume_finishes_with_one_run_per_trial(tmp
 
     # Then --resume writes the report; nothing ran twice.
     final = resume()
-    assert final.wait(timeout=600) == 0, log.read_text()[-3000:]
+    assert final.wait(timeout=scaled_timeout(600)) == 0, log.read_text()[-3000:]
     assert "Selected configuration" in log.read_text()[written:]
     runs = child_runs(uri)
     assert len(runs) == 2 and all(run.info.status == "FINISHED" for run in runs)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import optuna
 import pytest
+from conftest import scaled_timeout
 from mlflow.tracking import MlflowClient
 from sweep_helpers import (
     SCRIPT,
@@ -90,7 +91,7 @@ def searched(tmp_path_factory):
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=scaled_timeout(600),
     )
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert "Resuming sweep" in resumed.stdout

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import scaled_timeout
 from mlflow.tracking import MlflowClient
 from sweep_helpers import run_smoke_sweep
 
@@ -29,7 +30,7 @@ def run_script(cwd, *args, timeout=600):
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=scaled_timeout(timeout),
     )
 
 

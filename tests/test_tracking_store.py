@@ -1,9 +1,13 @@
-"""The tracking store: two sweeps that create one new SQLite store at the same moment."""
+"""The tracking store: two sweeps that create one new SQLite store at the same moment; a
+damaged store refused before a sweep, a resume or an analysis reads it."""
 
+import contextlib
 import subprocess
 import sys
 
 import pytest
+from conftest import scaled_timeout
+from mlflow.entities import Param
 from sweep_helpers import REPO, TINY, child_runs, parent_runs, sqlite_uri, start_script
 
 from xlt_schema import COMPLETE_TAG, PARENT_RUN_TAG
@@ -35,7 +39,7 @@ def test_two_sweeps_creating_one_new_sqlite_store_together_both_start(tmp_path):
             for k in range(2)
         ]
         for start in starts:
-            output, _ = start.communicate(timeout=120)
+            output, _ = start.communicate(timeout=scaled_timeout(120))
             assert start.returncode == 0, output
 
 
@@ -162,7 +166,9 @@ def test_two_smoke_sweeps_started_together_on_a_fresh_store_both_finish(tmp_path
         workdir.mkdir()
         drivers.append(start_script(workdir, "--tracking-uri", uri, "--set", "seeds=0,1", *TINY))
     for driver, name in zip(drivers, ("first", "second")):
-        assert driver.wait(timeout=600) == 0, (tmp_path / name / "driver.log").read_text()[-3000:]
+        assert driver.wait(timeout=scaled_timeout(600)) == 0, (
+            tmp_path / name / "driver.log"
+        ).read_text()[-3000:]
     parents = parent_runs(uri)
     assert len(parents) == 2
     assert all(parent.data.tags.get(COMPLETE_TAG) == "true" for parent in parents)
@@ -170,3 +176,89 @@ def test_two_smoke_sweeps_started_together_on_a_fresh_store_both_finish(tmp_path
     for parent in parents:
         own = [r for r in finished if r.data.tags[PARENT_RUN_TAG] == parent.info.run_id]
         assert len(own) == 6  # 3 configurations x 2 seeds
+
+
+@pytest.fixture(scope="module")
+def mlflow_store(tmp_path_factory):
+    """An MLflow SQLite store with a sweep's worth of runs: pages of params past the ones
+    that hold the experiments table (which the old pre-check read alone)."""
+    from sweeps.tracking import open_experiment
+
+    database = tmp_path_factory.mktemp("store") / "mlflow.db"
+    client, experiment_id = open_experiment(f"sqlite:///{database}", "sweep")
+    for k in range(40):
+        run_id = client.create_run(experiment_id).info.run_id
+        client.log_batch(run_id, params=[Param(f"p{j}", "v" * 200) for j in range(10)])
+    return database
+
+
+def _damaged_copy(store, tmp_path, damage: str = "page"):
+    """A copy of `store` damaged as a bad disk leaves it: the first page of its params table
+    overwritten (`page`: reading it fails), or a wrong freelist count in its header
+    (`header`: `PRAGMA quick_check` reports it). Its experiments table still reads."""
+    import shutil
+    import sqlite3
+
+    database = tmp_path / "mlflow.db"
+    shutil.copy(store, database)
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        (page_size,) = connection.execute("PRAGMA page_size").fetchone()
+        (root,) = connection.execute(
+            "select rootpage from sqlite_master where type = 'table' and name = 'params'"
+        ).fetchone()
+    with open(database, "r+b") as file:
+        if damage == "page":
+            file.seek((root - 1) * page_size)
+            file.write(b"\xff" * page_size)
+        else:
+            file.seek(36)  # the header's count of free pages (the store has none)
+            file.write((7).to_bytes(4, "big"))
+    with contextlib.closing(sqlite3.connect(database)) as connection:  # the old pre-check's read
+        assert connection.execute("select count(*) from experiments").fetchone()[0] >= 1
+    return database
+
+
+@pytest.mark.parametrize("resume", [False, True])
+@pytest.mark.parametrize("damage", ["page", "header"])
+def test_a_damaged_store_is_refused_in_one_line_before_ray_starts(
+    mlflow_store, tmp_path, capsys, monkeypatch, resume, damage
+):
+    from sweeps import ear_xnli, runner
+    from sweeps.cli import main
+
+    database = _damaged_copy(mlflow_store, tmp_path, damage)
+    monkeypatch.setattr(runner, "run_sweep", _ray_must_not_start)
+    argv = ["--tracking-uri", f"sqlite:///{database}", "--set", "seeds=0"]
+    assert main(ear_xnli, argv + (["--resume"] if resume else [])) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and error.startswith("error: "), error
+    assert f"{database} is damaged" in error
+
+
+def test_a_file_of_random_bytes_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    from sweeps import ear_xnli, runner
+    from sweeps.cli import main
+
+    database = tmp_path / "mlflow.db"
+    database.write_bytes(bytes(range(256)) * 400)
+    monkeypatch.setattr(runner, "run_sweep", _ray_must_not_start)
+    assert main(ear_xnli, ["--tracking-uri", f"sqlite:///{database}", "--resume"]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1, error
+    assert f"{database} is not a SQLite database (file is not a database)" in error
+
+
+def _ray_must_not_start(*args, **kwargs):
+    raise AssertionError("the sweep went on to Ray with a damaged store")
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_analysis_of_a_damaged_store_prints_one_line(mlflow_store, tmp_path, capsys, command):
+    from analysis.__main__ import main
+
+    database = _damaged_copy(mlflow_store, tmp_path)
+    which = ["--experiment", "sweep"] if command == "report" else ["--experiments", "sweep"]
+    code = main([command, *which, "--tracking-uri", f"sqlite:///{database}"])
+    error = capsys.readouterr().err.strip()
+    assert code == 2 and len(error.splitlines()) == 1, error
+    assert error.startswith(f"error: the MLflow database {database} is damaged"), error

@@ -22,6 +22,10 @@ from xlt_core.errors import ConfigError, require_one_of
 TASKS = ("xnli", "pawsx", "ner", "qa", "xsr")
 DATA_SOURCES = ("synthetic", "local", "hub")
 TINY_MODEL = "tiny"
+# The tiny model's position embeddings, as BERT's: the longest max_seq_length it takes.
+TINY_MAX_POSITIONS = 512
+# Seeds reach numpy, whose seeds are 32-bit unsigned integers.
+MAX_SEED = 2**32 - 1
 PRECISIONS = ("bf16", "fp32")
 
 # `method` names the training objective; the hyperparameters each objective has (what its
@@ -394,11 +398,18 @@ class TrialConfig:
         for name in ("adjust_reg_weight", "continual_alpha", "continual_reg_weight"):
             _at_least(name, getattr(self, name), 0.0)
         _at_least("continual_pairs", self.continual_pairs, 1)
-        _at_least("seed", self.seed, 0)
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError("seed", self.seed, f"an integer between 0 and {MAX_SEED} (2**32 - 1)")
         _positive("learning_rate", self.learning_rate)
         _at_least("batch_size", self.batch_size, 1)
         _positive("epochs", self.epochs)
         _at_least("max_seq_length", self.max_seq_length, 8)
+        if self.model == TINY_MODEL and self.max_seq_length > TINY_MAX_POSITIONS:
+            raise ConfigError(
+                "max_seq_length",
+                self.max_seq_length,
+                f"a value between 8 and {TINY_MAX_POSITIONS} (the tiny model's positions)",
+            )
         if not 0.0 <= self.warmup_ratio < 1.0:
             raise ConfigError("warmup_ratio", self.warmup_ratio, "a number in [0, 1)")
         _at_least("weight_decay", self.weight_decay, 0.0)

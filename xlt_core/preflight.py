@@ -41,6 +41,13 @@ def check_resources(config: TrialConfig) -> None:
             raise ConfigError(
                 "layer", config.layer, f"a layer between 1 and {depth} ({config.model} has {depth})"
             )
+    positions = model_max_positions(config)
+    if positions is not None and config.max_seq_length > positions:
+        raise ConfigError(
+            "max_seq_length",
+            config.max_seq_length,
+            f"a value between 8 and {positions} ({config.model} takes {positions} positions)",
+        )
     if config.uses_synonyms:
         path = config.synonym_path()
         if path is not None and not path.is_file():
@@ -73,3 +80,22 @@ def model_depth(config: TrialConfig) -> int:
             "model", config.model, f"a hub id or a local directory with a config.json ({error})"
         ) from None
     return model_config.num_hidden_layers
+
+
+def model_max_positions(config: TrialConfig) -> int | None:
+    """The longest input a pretrained model takes, from its config (RoBERTa-style models number
+    positions after the padding index: XLM-R's 514 embeddings take 512 tokens); None for the
+    tiny model (TrialConfig.validate bounds it) or a config that cannot be read here (the
+    trial's own loading then says why)."""
+    if config.model == TINY_MODEL:
+        return None
+    from transformers import AutoConfig
+
+    try:
+        model_config = AutoConfig.from_pretrained(config.model)
+    except (OSError, ValueError):
+        return None
+    positions = getattr(model_config, "max_position_embeddings", None)
+    if positions and "roberta" in model_config.model_type:
+        positions -= (model_config.pad_token_id or 0) + 1
+    return positions
