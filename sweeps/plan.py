@@ -93,6 +93,12 @@ def sequential_lines(spec: SweepSpec) -> list[str]:
     ]
 
 
+def _asha(spec: SweepSpec, phases: list[Phase]) -> bool:
+    """Whether ASHA may stop trials early: a search whose phase 1 runs one seed per
+    configuration (with `search_seeds` > 1, Tune's Repeater ranks on the mean, without ASHA)."""
+    return len(phases) > 1 and spec.search_seeds == 1
+
+
 def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
     """The plan as text. Raises ConfigError on a bad setting, as the sweep would."""
     configs = [TrialConfig.from_dict({**spec.base, **point}) for point in spec.points]
@@ -104,7 +110,7 @@ def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
         f"Seeds ({len(spec.seeds)}): {', '.join(map(str, spec.seeds))}",
         *sequential_lines(spec),
         *(phase.summary for phase in phases),
-        f"Trials: {total}" + (" at most (ASHA stops some early)" if len(phases) > 1 else ""),
+        f"Trials: {total}" + (" at most (ASHA stops some early)" if _asha(spec, phases) else ""),
         *adjustment_lines(spec, configs),
         f"Resources per trial: {resources_text(spec, trials_per_gpu)}",
         training_text(configs[0]),

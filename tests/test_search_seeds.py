@@ -66,3 +66,11 @@ def test_more_search_seeds_than_seeds_are_refused():
     spec = _search_spec(search_seeds=3)  # smoke has 2 seeds
     with pytest.raises(ConfigError, match="search_seeds=3: at most the sweep's 2 seeds"):
         runner.check_sweep(spec)
+
+
+def test_the_dry_run_says_asha_stops_trials_only_without_repeats():
+    from sweeps.plan import format_plan
+
+    assert "ASHA stops some early" in format_plan(_search_spec(), None)
+    repeated = format_plan(_search_spec(search_seeds=2), None)
+    assert "ASHA stops some early" not in repeated and "no ASHA" in repeated
