@@ -75,8 +75,9 @@ def run_seed_rounds(phases) -> list:
 
     spec = phases.spec
     design = SequentialDesign(tuple(spec.seed_rounds))
-    keyed = {TrialConfig.from_dict({**spec.base, **p}).config_key(): p for p in spec.points}
-    labels = {k: TrialConfig.from_dict({**spec.base, **p}).config_label() for k, p in keyed.items()}
+    configs = [TrialConfig.from_dict({**spec.base, **point}) for point in spec.points]
+    keyed = {config.config_key(): point for config, point in zip(configs, spec.points)}
+    labels = {config.config_key(): config.config_label() for config in configs}
     results, decided, open_keys, metric = [], {}, set(), ""
     start = 0
     for index, count in enumerate(design.round_seeds):

@@ -10,14 +10,17 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 # Every wall-clock limit a test puts on a wait (a subprocess, a driver, a condition polled) is
 # `scaled_timeout(base)`: `base` is a few times what the wait takes on an idle 2-core machine,
-# multiplied by XLT_TEST_TIMEOUT_SCALE (default 3), so that a loaded machine passes and a
-# slower one only needs this one setting raised; a hang still fails, after that limit.
+# multiplied by XLT_TEST_TIMEOUT_SCALE (default 3), and never under MIN_TIMEOUT_S, so that a
+# busy 2-core machine passes and a slower one only needs this one setting raised; a hang
+# still fails, after that limit.
 TIMEOUT_SCALE_VARIABLE = "XLT_TEST_TIMEOUT_SCALE"
 DEFAULT_TIMEOUT_SCALE = 3.0
+MIN_TIMEOUT_S = 600.0
 
 
 def scaled_timeout(base_s: float) -> float:
-    """`base_s` seconds times XLT_TEST_TIMEOUT_SCALE (a positive finite number; default 3)."""
+    """`base_s` seconds times XLT_TEST_TIMEOUT_SCALE (a positive finite number; default 3),
+    at least MIN_TIMEOUT_S."""
     raw = os.environ.get(TIMEOUT_SCALE_VARIABLE, "").strip()
     try:
         scale = float(raw) if raw else DEFAULT_TIMEOUT_SCALE
@@ -25,7 +28,7 @@ def scaled_timeout(base_s: float) -> float:
         scale = math.nan
     if not (math.isfinite(scale) and scale > 0):
         raise pytest.UsageError(f"{TIMEOUT_SCALE_VARIABLE}={raw!r}: a positive number, e.g. 3")
-    return base_s * scale
+    return max(base_s * scale, MIN_TIMEOUT_S)
 
 
 # The shared data samples beside the repository (`../shared/data` from its root).

@@ -48,7 +48,8 @@ def test_the_check_sees_an_unscaled_timeout():
 
 def test_scale_from_the_environment(monkeypatch):
     monkeypatch.delenv("XLT_TEST_TIMEOUT_SCALE", raising=False)
-    assert scaled_timeout(100) == 300  # generous by default
+    assert scaled_timeout(300) == 900  # generous by default
+    assert scaled_timeout(100) == 600  # and never under 600 s
     monkeypatch.setenv("XLT_TEST_TIMEOUT_SCALE", "10")
     assert scaled_timeout(100) == 1000
 
