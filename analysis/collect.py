@@ -306,6 +306,19 @@ def metric_splits(trials: pd.DataFrame) -> list[str]:
     return sorted(splits, key=lambda split: (order.get(split, 2), split))
 
 
+DEV_SPLIT = "dev"
+
+
+def evaluation_splits(trials: pd.DataFrame) -> list[str]:
+    """The splits a report tests the selection on: every split but dev (which selects) on
+    which some trial logged a single language."""
+    return [
+        split
+        for split in metric_splits(trials)
+        if split != DEV_SPLIT and split_languages(trials, split)
+    ]
+
+
 def tidy_metrics(trials: pd.DataFrame) -> pd.DataFrame:
     """Long form of the evaluation metrics: one row per (run, split, lang, metric)."""
     long = trials.melt(

@@ -22,8 +22,8 @@ from analysis.collect import (
     ExampleScores,
     collect_trials,
     connect,
+    evaluation_splits,
     find_parent_run,
-    metric_splits,
     split_languages,
     tidy_metrics,
 )
@@ -51,7 +51,6 @@ from analysis.select import (
 from analysis.stats import DEFAULT_TEST
 from analysis.tables import Table, to_latex, to_markdown
 
-DEV_SPLIT = "dev"
 MARKDOWN_NAME = "compare.md"
 LATEX_NAME = "compare.tex"
 PLOT_NAME = "compare_{task}_{split}_{metric}.png"
@@ -108,6 +107,23 @@ def method_selections(trials: pd.DataFrame, metric: str, baseline_method: str) -
     ]
 
 
+def _significance(
+    scores: ExampleScores,
+    trials: pd.DataFrame,
+    config_key: str,
+    split: str,
+    baseline_method: str,
+    test: str,
+    correction: str,
+) -> dict[tuple[str, str], bool]:
+    """Per (language, metric) of ``split``: whether the configuration differs significantly
+    from the baseline."""
+    tested = compare_to_baseline(
+        scores, trials, config_key, split, baseline_method, test=test, correction=correction
+    )
+    return {(r.lang, r.metric): r.significant for r in tested.itertuples()}
+
+
 def comparison_cells(
     client: MlflowClient,
     experiment: str,
@@ -137,23 +153,16 @@ def comparison_cells(
         (selection.config_key, f"{name}: {selection.config_label}")
         for selection in method_selections(trials, metric, baseline_method)
     ]
-    splits = [s for s in metric_splits(trials) if s != DEV_SPLIT and split_languages(trials, s)]
+    splits = evaluation_splits(trials)
     cells = []
     for split in splits:
         languages = split_languages(trials, split)
         for config_key, label in rows:
-            significant = {}
-            if config_key != baseline_key:
-                tested = compare_to_baseline(
-                    scores,
-                    trials,
-                    config_key,
-                    split,
-                    baseline_method,
-                    test=test,
-                    correction=correction,
-                )
-                significant = {(r.lang, r.metric): r.significant for r in tested.itertuples()}
+            significant = (
+                _significance(scores, trials, config_key, split, baseline_method, test, correction)
+                if config_key != baseline_key
+                else {}
+            )
             own = means[(means["config_key"] == config_key) & (means["split"] == split)]
             for row in own[own["lang"].isin(languages)].itertuples():
                 cells.append(

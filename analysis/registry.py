@@ -151,6 +151,33 @@ def _version_of(client: MlflowClient, model_name: str, run_id: str, sweep: Sweep
     return next((v for v in versions if v.tags.get(SWEEP_RUN_TAG) == sweep.parent_run_id), None)
 
 
+def _stamped_version(
+    client: MlflowClient, run_id: str, model_name: str, sweep: SweepStamp, description: str
+):
+    """The run's model as a version of ``model_name`` stamped with the sweep (created, or
+    the one a rebuilt report registered before), and the model's source URI."""
+    try:
+        client.create_registered_model(model_name, description=description or None)
+    except MlflowException as error:
+        if error.error_code != ErrorCode.Name(RESOURCE_ALREADY_EXISTS):
+            raise
+    source = f"{client.get_run(run_id).info.artifact_uri.rstrip('/')}/{MODEL_ARTIFACT}"
+    stamp = {
+        SWEEP_RUN_TAG: sweep.parent_run_id,
+        SWEEP_END_TAG: str(sweep.end_time),
+        SWEEP_COMPLETE_TAG: str(sweep.complete).lower(),
+    }
+    version = _version_of(client, model_name, run_id, sweep)
+    if version is None:
+        version = client.create_model_version(
+            model_name, source, run_id=run_id, tags=stamp, description=description or None
+        )
+    else:  # the sweep may have completed since: its stamp is brought up to date
+        for key, value in stamp.items():
+            client.set_model_version_tag(model_name, version.version, key, value)
+    return version, source
+
+
 def register_champion(
     client: MlflowClient,
     run_id: str,
@@ -179,25 +206,7 @@ def register_champion(
             "did not log models (rerun with --set log_models=true)",
             holder=alias_holder(client, model_name, alias),
         )
-    try:
-        client.create_registered_model(model_name, description=description or None)
-    except MlflowException as error:
-        if error.error_code != ErrorCode.Name(RESOURCE_ALREADY_EXISTS):
-            raise
-    source = f"{client.get_run(run_id).info.artifact_uri.rstrip('/')}/{MODEL_ARTIFACT}"
-    stamp = {
-        SWEEP_RUN_TAG: sweep.parent_run_id,
-        SWEEP_END_TAG: str(sweep.end_time),
-        SWEEP_COMPLETE_TAG: str(sweep.complete).lower(),
-    }
-    version = _version_of(client, model_name, run_id, sweep)
-    if version is None:
-        version = client.create_model_version(
-            model_name, source, run_id=run_id, tags=stamp, description=description or None
-        )
-    else:  # the sweep may have completed since: its stamp is brought up to date
-        for key, value in stamp.items():
-            client.set_model_version_tag(model_name, version.version, key, value)
+    version, source = _stamped_version(client, run_id, model_name, sweep, description)
     holder = alias_holder(client, model_name, alias)
     refusal = moves_alias(sweep, holder)
     if not refusal and metric and not allow_worse:

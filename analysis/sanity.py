@@ -9,6 +9,7 @@ sweep with a warning registers no champion unless asked (``--register-anyway``).
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pandas as pd
 from mlflow import MlflowClient
@@ -16,6 +17,7 @@ from mlflow import MlflowClient
 from analysis.collect import AnalysisError, ExampleScores, parse_metric_key
 from xlt_schema import (
     CONFIG_LABEL_TAG,
+    DIVERGED_FAILURE,
     FAILURE_TAG,
     PARENT_RUN_TAG,
     PHASE_TAG,
@@ -29,9 +31,8 @@ LOSS_CURVE = "train/loss"  # the mean training loss since the previous evaluatio
 LOSS_GROWTH_FACTOR = 100.0
 # Above chance means more than this many binomial standard errors above it (one-sided ~2.3%).
 CHANCE_STANDARD_ERRORS = 2.0
-# How a trial run's failure tag starts when its loss stopped being finite (the name of
-# xlt_core.errors.TrainingDiverged, which analysis does not import).
-DIVERGED = "TrainingDiverged"
+# How a trial run's failure tag starts when its loss stopped being finite.
+DIVERGED = DIVERGED_FAILURE
 
 
 def chance_level(labels: Sequence) -> float:
@@ -225,6 +226,23 @@ def _loss_curves(client: MlflowClient, trials: pd.DataFrame) -> dict[str, list[f
     return curves
 
 
+@dataclass(frozen=True)
+class TrainingRecords:
+    """What the warnings read from the tracking server besides the trials and their scores."""
+
+    diverged: Mapping[str, list[str]]  # of diverged_configs
+    loss_curves: Mapping[str, list[float]]  # "<config label> seed <seed>" -> loss per step
+
+
+def read_training_records(client: MlflowClient, trials: pd.DataFrame, parent=None):
+    """The diverged trials of ``parent`` (its Run; none without it) and the trials' loss
+    curves."""
+    return TrainingRecords(
+        diverged=diverged_configs(client, parent) if parent is not None else {},
+        loss_curves=_loss_curves(client, trials),
+    )
+
+
 def sanity_warnings(
     client: MlflowClient,
     scores: ExampleScores,
@@ -236,6 +254,18 @@ def sanity_warnings(
     """Every warning that applies to the sweep whose finished trials are ``trials``,
     selected on ``metric``; per configuration against ``baseline_label`` (the baseline's
     config label) when given, and on the failed trials of ``parent`` (its Run) when given."""
+    records = read_training_records(client, trials, parent)
+    return warnings_of(records, scores, trials, metric, baseline_label)
+
+
+def warnings_of(
+    records: TrainingRecords,
+    scores: ExampleScores,
+    trials: pd.DataFrame,
+    metric: str,
+    baseline_label: str = "",
+) -> list[str]:
+    """:func:`sanity_warnings` on training records already read."""
     labels = _dev_labels(scores, trials, metric)
     means = _config_means(trials, metric)
     at_chance_labels = chance_configs(means, baseline_label, labels) if labels else []
@@ -243,7 +273,7 @@ def sanity_warnings(
         chance_warning(means, metric, labels) if labels else "",
         one_class_warning(one_class_configs(scores, trials, metric), metric),
         config_chance_warning(at_chance_labels, means, metric, labels),
-        diverged_warning(diverged_configs(client, parent) if parent is not None else {}),
-        loss_warning(_loss_curves(client, trials)),
+        diverged_warning(records.diverged),
+        loss_warning(records.loss_curves),
     ]
     return [warning for warning in warnings if warning]

@@ -321,32 +321,49 @@ def compare_configs(
     languages = split_languages(trials, split)
     if not languages:
         raise AnalysisError(f"no finished trial logged a metric on the {split!r} split")
-    rows = []
-    for lang in languages:
-        system = scores.scores(system_ids, split, lang)
-        reference = scores.scores(reference_ids, split, lang)
-        metric = scores.payload(system_ids[0], split, lang).get("metric")
-        counts, statistic = None, None
-        tested = tested_counts(scores, system_ids, reference_ids, split, lang, test)
-        if tested:
-            counts, statistic = tested[0], COUNT_STATISTICS[tested[1]]
-        result = run_significance_test(
-            test, system, reference, counts, statistic, n_resamples, seed
+    rows = [
+        _language_comparison(
+            scores, (system_ids, reference_ids), split, lang, test, n_resamples, seed
         )
-        if counts is None:
-            means = float(system.mean()), float(reference.mean())
-        else:  # the quantity the test compares, so that the means and their difference agree
-            means = tuple(float(statistic(part.sum(axis=(0, 1)))) for part in counts)
-        rows.append(
-            {
-                "lang": lang,
-                "metric": metric,
-                "system_mean": means[0],
-                "reference_mean": means[1],
-                **asdict(result),
-            }
-        )
-    table = pd.DataFrame(rows)
+        for lang in languages
+    ]
+    return _with_corrections(pd.DataFrame(rows), correction)
+
+
+def _language_comparison(
+    scores: ExampleScores,
+    run_ids: tuple[list, list],
+    split: str,
+    lang: str,
+    test: str,
+    n_resamples: int,
+    seed: int,
+) -> dict:
+    """One row of :func:`compare_configs`: the system's runs vs the reference's on ``lang``."""
+    system_ids, reference_ids = run_ids
+    system = scores.scores(system_ids, split, lang)
+    reference = scores.scores(reference_ids, split, lang)
+    metric = scores.payload(system_ids[0], split, lang).get("metric")
+    counts, statistic = None, None
+    tested = tested_counts(scores, system_ids, reference_ids, split, lang, test)
+    if tested:
+        counts, statistic = tested[0], COUNT_STATISTICS[tested[1]]
+    result = run_significance_test(test, system, reference, counts, statistic, n_resamples, seed)
+    if counts is None:
+        means = float(system.mean()), float(reference.mean())
+    else:  # the quantity the test compares, so that the means and their difference agree
+        means = tuple(float(statistic(part.sum(axis=(0, 1)))) for part in counts)
+    return {
+        "lang": lang,
+        "metric": metric,
+        "system_mean": means[0],
+        "reference_mean": means[1],
+        **asdict(result),
+    }
+
+
+def _with_corrections(table: pd.DataFrame, correction: str) -> pd.DataFrame:
+    """p_holm, p_bh, p_corrected (by ``correction``) and significant, over the rows."""
     table["p_holm"] = CORRECTIONS["holm"](table["p_value"])
     table["p_bh"] = CORRECTIONS["bh"](table["p_value"])
     table["p_corrected"] = (

@@ -654,6 +654,33 @@ def permutation_test_batch(
     """
     system, baseline = _paired_arrays(system, baseline, trailing_axes=(2, 3), batched=True)
     n_iterations, level = _check_resamples("n_iterations", n_iterations), _check_level(level)
+    system_units, baseline_units, mean_statistic = _permutation_units(system, baseline, statistic)
+    statistic = mean_statistic or statistic
+    system_sum, baseline_sum = system_units.sum(axis=1), baseline_units.sum(axis=1)
+    observed = statistic(system_sum) - statistic(baseline_sum)
+    # Separate streams, so a row's draws do not depend on the path of the other rows.
+    permutation_seed, bootstrap_seed = np.random.SeedSequence(seed).spawn(2)
+    # What the system's sum gains when a unit is swapped.
+    swap_gain = baseline_units - system_units
+    permuted = _permuted_rows(
+        system_sum, baseline_sum, swap_gain, statistic, n_iterations, permutation_seed
+    )
+    resampled = _resampled_rows(
+        system_units, baseline_units, mean_statistic, statistic, n_iterations, bootstrap_seed
+    )
+    low, high = _percentile_interval(resampled, level)
+    return BatchResult(
+        mean_difference=observed,
+        ci_low=low,
+        ci_high=high,
+        statistic=observed,
+        p_value=_two_sided_p(permuted, observed),
+    )
+
+
+def _permutation_units(system, baseline, statistic: Statistic | None):
+    """Both sides' units shaped (batch, units, k), and the mean statistic when ``statistic``
+    is None (scores: the mean per-example score over all units), else None."""
     if system.ndim == 3:
         system, baseline = system[..., None], baseline[..., None]
     elif statistic is None:
@@ -663,74 +690,84 @@ def permutation_test_batch(
         )
     _check_examples(system.shape[1], system.shape[2])
     system_units, baseline_units = _units(system), _units(baseline)
-    batch, n_units, _ = system_units.shape
-    mean_statistic = statistic is None
-    if mean_statistic:
+    if statistic is not None:
+        return system_units, baseline_units, None
+    n_units = system_units.shape[1]
 
-        def statistic(sums):  # the mean per-example score over all units
-            return sums[..., 0] / n_units
+    def mean_statistic(sums):  # the mean per-example score over all units
+        return sums[..., 0] / n_units
 
-    system_sum, baseline_sum = system_units.sum(axis=1), baseline_units.sum(axis=1)
-    observed = statistic(system_sum) - statistic(baseline_sum)
-    swap_gain = baseline_units - system_units  # what the system's sum gains when a unit is swapped
+    return system_units, baseline_units, mean_statistic
+
+
+def _permuted_rows(
+    system_sum, baseline_sum, swap_gain, statistic: Statistic, n_iterations: int, seed
+) -> np.ndarray:
+    """Each row's permuted statistics: a row with few distinct swap gains on the grouped
+    path with its own generator, the others together on the general path."""
+    permuted = np.empty((len(swap_gain), n_iterations))
+    general = []
+    for row in range(len(swap_gain)):
+        groups = _value_groups(swap_gain[row])
+        if groups is None:
+            general.append(row)
+            continue
+        permuted[row] = _grouped_permutations(
+            system_sum[row : row + 1],
+            baseline_sum[row : row + 1],
+            *groups,
+            statistic,
+            n_iterations,
+            np.random.default_rng(seed),
+        )
+    if general:
+        permuted[general] = _general_permutations(
+            system_sum[general],
+            baseline_sum[general],
+            swap_gain[general],
+            statistic,
+            n_iterations,
+            np.random.default_rng(seed),
+        )
+    return permuted
+
+
+def _resampled_rows(
+    system_units,
+    baseline_units,
+    mean_statistic: Statistic | None,
+    statistic: Statistic,
+    n_iterations: int,
+    seed,
+) -> np.ndarray:
+    """Each row's bootstrapped statistics, grouped or general as :func:`_permuted_rows`."""
     # The mean statistic's resamples depend only on each unit's difference; others need both.
-    if mean_statistic:
+    if mean_statistic is not None:
         unit_values = system_units - baseline_units
     else:
         unit_values = np.concatenate([system_units, baseline_units], axis=2)
-    # Separate streams, so a row's draws do not depend on the path of the other rows.
-    permutation_seed, bootstrap_seed = np.random.SeedSequence(seed).spawn(2)
-    permuted = np.empty((batch, n_iterations))
-    resampled = np.empty((batch, n_iterations))
-    general_permuted, general_resampled = [], []
-    for row in range(batch):
-        groups = _value_groups(swap_gain[row])
-        if groups is None:
-            general_permuted.append(row)
-        else:
-            permuted[row] = _grouped_permutations(
-                system_sum[row : row + 1],
-                baseline_sum[row : row + 1],
-                *groups,
-                statistic,
-                n_iterations,
-                np.random.default_rng(permutation_seed),
-            )
+    resampled = np.empty((len(unit_values), n_iterations))
+    general = []
+    for row in range(len(unit_values)):
         groups = _value_groups(unit_values[row])
         if groups is None:
-            general_resampled.append(row)
-        else:
-            resampled[row] = _grouped_unit_bootstrap(
-                *groups,
-                None if mean_statistic else statistic,
-                n_iterations,
-                np.random.default_rng(bootstrap_seed),
-            )
-    if general_permuted:
-        permuted[general_permuted] = _general_permutations(
-            system_sum[general_permuted],
-            baseline_sum[general_permuted],
-            swap_gain[general_permuted],
+            general.append(row)
+            continue
+        resampled[row] = _grouped_unit_bootstrap(
+            *groups,
+            None if mean_statistic is not None else statistic,
+            n_iterations,
+            np.random.default_rng(seed),
+        )
+    if general:
+        resampled[general] = _general_unit_bootstrap(
+            system_units[general],
+            baseline_units[general],
             statistic,
             n_iterations,
-            np.random.default_rng(permutation_seed),
+            np.random.default_rng(seed),
         )
-    if general_resampled:
-        resampled[general_resampled] = _general_unit_bootstrap(
-            system_units[general_resampled],
-            baseline_units[general_resampled],
-            statistic,
-            n_iterations,
-            np.random.default_rng(bootstrap_seed),
-        )
-    low, high = _percentile_interval(resampled, level)
-    return BatchResult(
-        mean_difference=observed,
-        ci_low=low,
-        ci_high=high,
-        statistic=observed,
-        p_value=_two_sided_p(permuted, observed),
-    )
+    return resampled
 
 
 def permutation_test(

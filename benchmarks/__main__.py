@@ -120,7 +120,7 @@ def parse_cases(values: list[str] | None) -> list[str]:
     return [name for name in CASES if name in chosen]
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks", description=__doc__.splitlines()[0]
     )
@@ -138,7 +138,46 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_DATA_DIR,
         help="the shared data (XTREME layout; default: ../shared/data from the repository)",
     )
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def run_cases(cases: list[str], settings: Settings) -> tuple[list[tuple[str, Result]], list[str]]:
+    """Run `cases` in order, printing each figure as it comes; (case, result) pairs and the
+    cases that failed with an error (one failing case does not stop the others)."""
+    results: list[tuple[str, Result]] = []
+    errors: list[str] = []
+    for case in cases:
+        module_name, function_name, title = CASES[case]
+        print(f"# {case}: {title}", flush=True)
+        case_clock = time.perf_counter()
+        try:
+            module = importlib.import_module(f"benchmarks.{module_name}")
+            for result in getattr(module, function_name)(settings):
+                results.append((case, result))
+                print(result_row(result), flush=True)
+        except Exception as error:
+            errors.append(case)
+            traceback.print_exc()
+            print(f"ERROR in case {case}: {type(error).__name__}: {error}", flush=True)
+        print(f"# {case} took {time.perf_counter() - case_clock:.0f} s", flush=True)
+    return results, errors
+
+
+def summary_line(results: list[tuple[str, Result]], errors: list[str], wall: float) -> str:
+    counts = {
+        outcome: sum(verdict(r) == outcome for _, r in results)
+        for outcome in ("PASS", "MISS", "-", "SKIP")
+    }
+    return (
+        f"{counts['PASS']} PASS, {counts['MISS']} MISS, {counts['-']} without target, "
+        f"{counts['SKIP']} skipped"
+        + (f", errors in {', '.join(errors)}" if errors else "")
+        + f"; {wall:.0f} s wall"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     cases = parse_cases(args.only)
     command = f"{_interpreter()} -m benchmarks " + shlex.join(
         sys.argv[1:] if argv is None else argv
@@ -152,36 +191,11 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     print(row("case", "figure", "unit", "target", "verdict", "note"), flush=True)
-    results: list[tuple[str, Result]] = []
-    errors: list[str] = []
     with tempfile.TemporaryDirectory(prefix="xlt-bench-") as scratch:
         settings = Settings(args.quick, args.data_dir.resolve(), Path(scratch))
-        for case in cases:
-            module_name, function_name, title = CASES[case]
-            print(f"# {case}: {title}", flush=True)
-            case_clock = time.perf_counter()
-            try:
-                module = importlib.import_module(f"benchmarks.{module_name}")
-                for result in getattr(module, function_name)(settings):
-                    results.append((case, result))
-                    print(result_row(result), flush=True)
-            except Exception as error:  # one failing case does not stop the others
-                errors.append(case)
-                traceback.print_exc()
-                print(f"ERROR in case {case}: {type(error).__name__}: {error}", flush=True)
-            print(f"# {case} took {time.perf_counter() - case_clock:.0f} s", flush=True)
+        results, errors = run_cases(cases, settings)
     wall = time.perf_counter() - clock
-    counts = {
-        outcome: sum(verdict(r) == outcome for _, r in results)
-        for outcome in ("PASS", "MISS", "-", "SKIP")
-    }
-    print(
-        f"{counts['PASS']} PASS, {counts['MISS']} MISS, {counts['-']} without target, "
-        f"{counts['SKIP']} skipped"
-        + (f", errors in {', '.join(errors)}" if errors else "")
-        + f"; {wall:.0f} s wall",
-        flush=True,
-    )
+    print(summary_line(results, errors, wall), flush=True)
     if args.markdown:
         run = {"started": started, "load": load_at_start, "wall": wall}
         append_markdown(args.markdown, results, errors, command, run)

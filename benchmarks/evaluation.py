@@ -19,7 +19,8 @@ from benchmarks.workload import (
     xnli_test_pairs,
     xnli_workload,
 )
-from xlt_core.tasks.pair_classification import encode_pairs, pad_batch, predict, rows
+from xlt_core.batching import pad_batch, rows
+from xlt_core.tasks.pair_classification import encode_pairs, predict
 
 TARGET = (">=", 2.5)  # token-budget examples/s over fixed-128's
 REPEATS = 3  # timed passes over the file per scheme (the median is reported)

@@ -69,11 +69,21 @@ PATH_SETTINGS = (
 def build_parser(
     script: str, description: str | None = None, presets: tuple[str, ...] = PRESET_NAMES
 ) -> argparse.ArgumentParser:
+    """The command line of sweep script `script` (its file's stem), with its `presets`."""
     parser = argparse.ArgumentParser(
         prog=f"python sweeps/{script}.py",
         description=description or f"Run the {script} sweep on Ray Tune, tracked in MLflow.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_sweep_arguments(parser, presets)
+    _add_run_arguments(parser)
+    _add_plan_arguments(parser)
+    _add_override_argument(parser)
+    return parser
+
+
+def _add_sweep_arguments(parser: argparse.ArgumentParser, presets: tuple[str, ...]) -> None:
+    """What to run, on which data, tracked where, on which cluster."""
     parser.add_argument(
         "--preset",
         choices=presets,
@@ -102,6 +112,10 @@ def build_parser(
         "samples the method's ranges (Optuna TPE, one seed, ASHA early stopping on English "
         "dev), phase 2 re-runs the top_k configurations and the baseline over every seed",
     )
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the trials run: their share of a GPU, restarts, where Tune keeps its state."""
     parser.add_argument(
         "--trials-per-gpu",
         type=_int_flag("--trials-per-gpu", 1),
@@ -129,6 +143,10 @@ def build_parser(
         help="where Ray Tune keeps experiment state and checkpoints (default ./ray_results; on "
         "a multi-node cluster a shared path such as s3://bucket/ray_results)",
     )
+
+
+def _add_plan_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--dry-run` and what it may add: the power the seeds give from a pilot sweep."""
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -149,6 +167,9 @@ def build_parser(
         help="with --dry-run --pilot: also the seeds this difference (points, e.g. 0.5) needs "
         "for 80%% power",
     )
+
+
+def _add_override_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--set",
         action="append",
@@ -160,7 +181,6 @@ def build_parser(
         "stopping decided or futile configurations early); method and "
         "adaptation are fixed by the sweep script; anything else changes every trial",
     )
-    return parser
 
 
 def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:

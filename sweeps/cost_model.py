@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from xlt_core import registry
 from xlt_core.config import TINY_MODEL, TrialConfig
 from xlt_core.data.parallel import parallel_targets, stage_targets
 
@@ -27,31 +28,14 @@ GPU_ASSUMPTION = (
     "not measured on a GPU by this project"
 )
 
-# A training step's cost relative to a fine-tuning step on the same batch, measured on CPU at
-# mBERT-base dimensions (batch 8, random weights) by `make bench`, run of 2026-12-01 01:11
-# UTC (docs/benchmarks.md): EAR 1.66x (its batch stacks the originals above their copies);
-# ADV 1.52x with one FGSM step; RS-RP 1.01x; RS-DA 1.00x per step (but m times the steps,
-# see COPY_METHODS). The EAR variants run the same passes as EAR and RS-syntax the same as
-# fine-tuning: assumed, not measured. A new `make bench` run updates these.
-EAR_STEP_COST = 1.66
-STEP_COST = {
-    "finetune": 1.0,
-    "ear": EAR_STEP_COST,
-    "ear_nt": EAR_STEP_COST,
-    "ear_srpt": EAR_STEP_COST,
-    "rs_rp": 1.01,
-    "rs_da": 1.0,
-    "rs_syntax": 1.0,
-}
-# ADV: 1 + this per ascent step (the bench's 1.52x at one step; linear in adv_steps is an
-# assumption: each ascent step is one more forward and backward).
-ADV_ASCENT_STEP_COST = 0.52
+# A training step's cost relative to a fine-tuning step on the same batch, whether an
+# objective trains on copies and how its rows pair: its declaration's (step costs measured on
+# CPU by `make bench`, their sources in xlt_core/objectives/declarations.py). EAR's and
+# ADV's per ascent step, for messages.
+EAR_STEP_COST = registry.objective("ear").step_cost
+ADV_ASCENT_STEP_COST = registry.objective("adv").ascent_step_cost
 # The hyperparameters a trial's cost depends on (the others only change the loss).
 COST_HYPERPARAMETERS = ("m", "adv_steps")
-# Objectives that train on m copies of every example (RS-DA keep_originals: m + 1 items).
-COPY_METHODS = ("ear", "ear_nt", "ear_srpt", "rs_da", "rs_syntax")
-# Objectives whose batch holds two rows per item (the original above its copy): memory.
-PAIRED_ROW_METHODS = ("ear", "ear_nt", "ear_srpt")
 
 # Padded tokens per real token. Issue 10, measured on real XNLI: 1.03 with length-grouped
 # training batches (`group_by_length`), 1.75 with random batches at mBERT's vocabulary.
@@ -65,42 +49,9 @@ RANDOM_PADDING = 1.75
 TOKENS_PER_WORD = 39.4 / 33.85
 
 
-@dataclass(frozen=True)
-class TaskData:
-    """A task's hub data sizes and its examples' typical length."""
-
-    train: int  # English training examples
-    dev: int  # English dev examples (evaluated during training and at the end)
-    test: int  # test examples per evaluated language
-    words: float  # mean whitespace words per example (the text one encoder row holds)
-    source_tested: bool = True  # False: only the target languages have test sets
-    # Mean words of a training and dev example where they differ from the test's (XSR
-    # fine-tunes and selects on SQuAD, then retrieves short sentences); None: `words`.
-    train_words: float | None = None
-
-    def tokens(self, words: float, config: TrialConfig) -> float:
-        return min(words * TOKENS_PER_WORD, config.max_seq_length)
-
-
-# Sizes: the hub data sets the paper presets read. Words: measured 2026-11-30 on the shared
-# sample (../shared/data) with str.split.
-TASK_DATA = {
-    # MultiNLI train (Williams et al. 2018); XNLI dev / test per language (Conneau et al.
-    # 2018). Words: premise + hypothesis, xnli/train-en.tsv (999 pairs).
-    "xnli": TaskData(392_702, 2_490, 5_010, 33.85),
-    # PAWS-X (Yang et al. 2019). Words: both sentences, pawsx/dev-en.tsv (2,000 pairs).
-    "pawsx": TaskData(49_401, 2_000, 2_000, 42.62),
-    # WikiANN English, Rahimi et al. 2019's splits (XTREME); other languages' test sets hold
-    # 1,000-10,000 sentences (10,000 here: an upper bound). Words: panx/train-en.tsv.
-    "ner": TaskData(20_000, 10_000, 10_000, 8.02),
-    # SQuAD v1.1 train / dev; per language XQuAD's 1,190 questions (MLQA and XQuAD's
-    # cross-lingual directions are not counted). Words: context + question, xquad.en.json.
-    "qa": TaskData(87_599, 10_570, 1_190, 137.43),
-    # Fine-tuned as QA (SQuAD v1.1 train / dev, the QA row's words), then Tatoeba, 1,000
-    # pairs per target language (XTREME), dev and test parts together. Test words: both
-    # sides, twice tatoeba/tatoeba.fra-eng.eng's mean of 6.89.
-    "xsr": TaskData(87_599, 10_570, 1_000, 13.78, source_tested=False, train_words=137.43),
-}
+# Each task's hub data sizes and typical example length (`registry.TaskData`), from its
+# declaration (sources in xlt_core/tasks/declarations.py).
+TASK_DATA = {name: registry.task(name).data for name in registry.task_names()}
 # Words per parallel sentence (adjustment, continual alignment): the English side of
 # ../shared/data/parallel/opensubtitles-en-vi (1,000 sentences), standing in for OPUS-100.
 PARALLEL_WORDS = 8.32
@@ -191,30 +142,38 @@ class TrialEstimate:
 
 
 def step_cost(config: TrialConfig) -> float:
-    """A training step's cost relative to a fine-tuning step on the same batch."""
-    if config.method == "adv":
-        return 1.0 + ADV_ASCENT_STEP_COST * config.adv_steps
-    return STEP_COST[config.method]
+    """A training step's cost relative to a fine-tuning step on the same batch (plus, for
+    an objective that makes ascent steps, their cost)."""
+    declaration = registry.objective(config.method)
+    return declaration.step_cost + declaration.ascent_step_cost * config.adv_steps
 
 
 def items_per_example(config: TrialConfig) -> int:
-    """Training items per training example: the m copies of the copy methods."""
-    if config.method not in COPY_METHODS:
+    """Training items per training example: the m copies of the objectives that train on
+    copies (plus the original where their declaration says it is kept)."""
+    declaration = registry.objective(config.method)
+    if not declaration.copies:
         return 1
-    return config.m + int(config.method == "rs_da" and config.rs_da_variant == "keep_originals")
+    kept = declaration.original_kept_when
+    return config.m + int(kept is not None and getattr(config, kept[0]) == kept[1])
 
 
 def example_tokens(config: TrialConfig) -> float:
     """A typical training (and dev) example's tokens, at most max_seq_length."""
-    data = TASK_DATA[config.task]
-    return data.tokens(data.train_words or data.words, config)
+    data = registry.task(config.task).data
+    return example_text_tokens(data.train_words or data.words, config)
+
+
+def example_text_tokens(words: float, config: TrialConfig) -> float:
+    """The tokens of a text of `words` words, at most max_seq_length."""
+    return min(words * TOKENS_PER_WORD, config.max_seq_length)
 
 
 def evaluated_tokens(config: TrialConfig, trains: bool) -> float:
     """Tokens evaluated in one trial: English dev at every evaluation during training and
     once at the end, every language's test, the generalized pairs and mixed-language sets.
     Hub sizes, each set capped by max_eval_examples."""
-    data = TASK_DATA[config.task]
+    data = registry.task(config.task).data
     cap = config.max_eval_examples or math.inf
     dev, test = min(data.dev, cap), min(data.test, cap)
     languages = len(config.target_langs) + 1
@@ -224,7 +183,7 @@ def evaluated_tokens(config: TrialConfig, trains: bool) -> float:
     if config.mixed_language:
         test_sets += len(config.target_langs)
     evaluations = math.ceil(config.epochs * config.evals_per_epoch) + 1 if trains else 1
-    return dev * evaluations * example_tokens(config) + test * test_sets * data.tokens(
+    return dev * evaluations * example_tokens(config) + test * test_sets * example_text_tokens(
         data.words, config
     )
 
@@ -253,7 +212,7 @@ def peak_memory(config: TrialConfig, shape: ModelShape, trains: bool) -> float:
     Not included: the CUDA context and the allocator's slack."""
     if not trains:
         return 4.0 * shape.params
-    rows = config.batch_size * (2 if config.method in PAIRED_ROW_METHODS else 1)
+    rows = config.batch_size * (2 if registry.objective(config.method).paired_rows else 1)
     s, h = config.max_seq_length, shape.hidden
     activations = shape.layers * s * rows * h * (34 + 5 * shape.heads * s / h)
     frozen = 4.0 * shape.params if config.adaptation == "adjusted_continual" else 0.0

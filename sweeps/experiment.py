@@ -7,12 +7,16 @@ own script, `sweeps/<name>.py`.
 
 from __future__ import annotations
 
+import json
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Mapping
 
 from sweeps.paper_cards import PAPER_PRESET, Departure, PaperCard, load_card, sweep_departures
 from sweeps.spaces import with_setting
+from sweeps.trial_request import trial_config
+from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 
 
@@ -50,12 +54,32 @@ class SweepSpec:
     # `--set seeds=auto`: the seeds added per round of sequential seeds (None: every seed
     # up front; sweeps/sequential_seeds.py).
     seed_rounds: tuple[int, ...] | None = None
+    # `configs()`: the (base, points) it was built from, as JSON, and the configurations.
+    _configs: tuple[str, list[TrialConfig]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self):
         # A sweep's own copies: `--set` changes them, never a script's module-level grids.
         self.base = dict(self.base)
         self.points = [dict(point) for point in self.points]
         self.seeds = list(self.seeds)
+
+    def trial_config(
+        self, point: Mapping[str, Any], seed: int | None = None, **extra
+    ) -> TrialConfig:
+        """One trial's validated configuration: the sweep's settings, then `point`'s, then
+        `extra` (a searched value, say), then `seed` (None: TrialConfig's default). Raises
+        ConfigError on a bad value."""
+        return trial_config(self.base, point, seed, **extra)
+
+    def configs(self) -> list[TrialConfig]:
+        """Each point's validated configuration (default seed), in the points' order: built
+        once, and again only when `--set` has changed the settings or the points since."""
+        key = json.dumps([self.base, self.points], sort_keys=True, default=str)
+        if self._configs is None or self._configs[0] != key:
+            self._configs = (key, [self.trial_config(point) for point in self.points])
+        return list(self._configs[1])
 
     def departures(self) -> list[Departure]:
         """The departures from the paper this sweep makes, `--set` included (none without

@@ -101,7 +101,7 @@ def _asha(spec: SweepSpec, phases: list[Phase]) -> bool:
 
 def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
     """The plan as text. Raises ConfigError on a bad setting, as the sweep would."""
-    configs = [TrialConfig.from_dict({**spec.base, **point}) for point in spec.points]
+    configs = spec.configs()
     phases = grid_phases(spec, configs) if spec.strategy == GRID else search_phases(spec)
     total = sum(phase.trials for phase in phases)
     lines = [
@@ -213,7 +213,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
         )
     costliest = max(
         (
-            TrialConfig.from_dict({**spec.base, **point, **_largest_choices(spec, ranges[method])})
+            spec.trial_config(point, **_largest_choices(spec, ranges[method]))
             for point in spec.points
             if (method := point["method"]) in ranges
         ),
@@ -237,7 +237,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
         f"{spec.search_trials * repeat} trials; {ranking}",
         [Entry(sampled, costliest, spec.search_trials * repeat)],
     )
-    final = [TrialConfig.from_dict({**spec.base, **point}) for point in baselines]
+    final = [spec.trial_config(point) for point in baselines]
     phase2 = Phase(
         f"Phase 2 (final): {len(final)} baseline + top {k} of phase 1 = {len(final) + k} "
         f"configurations x {seeds} seeds = {(len(final) + k) * seeds} trials",
@@ -329,7 +329,8 @@ def estimate_lines(first: TrialConfig, phases: list[Phase]) -> list[str]:
         "measured at mBERT-base dimensions by make bench), 2 x per evaluated token, plus the "
         "adjustment stage; tokens: examples x epochs x copies x typical length x padding "
         f"({cost_model.GROUPED_PADDING} length-grouped, {cost_model.RANDOM_PADDING} random); "
-        "evaluation sets at the hub's sizes. Sources: sweeps/cost_model.py.",
+        "evaluation sets at the hub's sizes. Sources: sweeps/cost_model.py; the step costs: "
+        "xlt_core/objectives/declarations.py.",
         "Peak memory: a formula, not measured: 16 bytes per parameter (fp32 weights, "
         "gradients, AdamW moments) + activations s*b*h*(34 + 5*a*s/h) bytes per layer "
         "(Korthikanti et al. 2022) at s = max_seq_length; excludes the CUDA context.",

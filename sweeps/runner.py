@@ -10,6 +10,7 @@ interrupted sweep continues with `Tuner.restore` where it stopped.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -29,9 +30,11 @@ from sweeps.resources import (
     check_gpus_present,
     trial_resources,
 )
+from sweeps.trial_request import TrialRequest
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.preflight import check_resources, read_data
+from xlt_core.registry import PLUGINS_VARIABLE
 from xlt_schema import (
     COMPLETE_TAG,
     FAILURE_TAG,
@@ -73,11 +76,7 @@ class SweepOptions:
 def expand_trials(spec: SweepSpec) -> list[TrialConfig]:
     """Every trial of the grid, validated: each point with each seed (seeds are paired
     across configurations, the baseline included). Raises ConfigError on the first bad value."""
-    return [
-        TrialConfig.from_dict({**spec.base, **point, "seed": seed})
-        for point in spec.points
-        for seed in spec.seeds
-    ]
+    return [spec.trial_config(point, seed=seed) for point in spec.points for seed in spec.seeds]
 
 
 def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
@@ -202,7 +201,7 @@ def _run_phases(spec, options, opening: Future, background, key: str, resumed, s
                 with signals.held():  # a parent run whose tags say how to resume it
                     parent_run_id, tags = _start_parent(client, experiment_id, spec, options, key)
                 signals.raise_if_received()
-            phases = _Phases(
+            phases = SweepPhases(
                 spec, options, client, experiment_id, parent_run_id, tags, resources, signals
             )
             results, failed = phases.run()
@@ -266,6 +265,7 @@ def _report(
                 spec.experiment,
                 parent_run_id,
                 out_dir=str(Path(REPORTS) / spec.experiment / parent_run_id),
+                register=True,  # a sweep's own report registers its champion
             ),
             options.tracking_wait_s,
             "report",
@@ -282,8 +282,9 @@ def _report(
     return failed
 
 
-class _Phases:
-    """The phases of one sweep, each a Tune experiment that can be restored."""
+class SweepPhases:
+    """The phases of one sweep, each a Tune experiment that can be restored (`run_grid`: one
+    grid phase, as sweeps/sequential_seeds.py runs each round)."""
 
     def __init__(
         self, spec, options, client, experiment_id, parent_run_id, tags, resources, signals
@@ -293,13 +294,15 @@ class _Phases:
         self.parent_run_id, self.tags = parent_run_id, tags
         self.restored_phases: set[str] = set()
         self.storage = tags.get(STORAGE_TAG, options.storage_path)
-        self.common = {
-            "base": spec.base,
-            "threads": resources["cpu"],
-            "experiment_id": experiment_id,
-            "parent_run_id": parent_run_id,
-            "log_model": spec.log_models,
-        }
+        # What every trial is asked; each phase sets its own phase, points and seeds.
+        self.request = TrialRequest(
+            base=spec.base,
+            phase=spec.strategy,
+            experiment_id=experiment_id,
+            parent_run_id=parent_run_id,
+            threads=resources["cpu"],
+            log_model=spec.log_models,
+        )
 
     def run(self):
         """Results of the reported phase and the number of failed trials of all phases."""
@@ -309,9 +312,7 @@ class _Phases:
             results = run_seed_rounds(self)
             return results, _count_failed(results)
         if self.spec.strategy == search.PHASE_GRID:
-            results = self._fit(
-                search.PHASE_GRID, self._grid_tuner(search.PHASE_GRID, self.spec.points)
-            )
+            results = self.run_grid(search.PHASE_GRID, self.spec.points, self.spec.seeds)
             return results, _count_failed(results)
         failed = 0
         if self.tags[STAGE_TAG] == search.PHASE_SEARCH:
@@ -335,16 +336,18 @@ class _Phases:
             self.tags = {**self.tags, FINAL_POINTS_TAG: json.dumps(points)}
             print(
                 "Phase 2 re-runs over every seed: "
-                + "; ".join(
-                    TrialConfig.from_dict({**self.spec.base, **p}).config_label() for p in points
-                ),
+                + "; ".join(self.spec.trial_config(point).config_label() for point in points),
                 flush=True,
             )
         else:
             failed += _count_failed(self._restored_results(search.PHASE_SEARCH))
         points = json.loads(self.tags[FINAL_POINTS_TAG])
-        results = self._fit(search.PHASE_FINAL, self._grid_tuner(search.PHASE_FINAL, points))
+        results = self.run_grid(search.PHASE_FINAL, points, self.spec.seeds)
         return results, failed + _count_failed(results)
+
+    def run_grid(self, phase: str, points: list[dict], seeds: list[int]):
+        """Run (or restore and finish) a grid phase: every point with every seed."""
+        return self._fit(phase, self._grid_tuner(phase, points, seeds))
 
     def _name(self, phase: str) -> str:
         return f"{self.tags[RAY_NAME_TAG]}-{phase}"
@@ -410,21 +413,16 @@ class _Phases:
         tuner = self._restorable(phase)
         return tuner.get_results() if tuner is not None else []
 
-    def _grid_tuner(self, phase: str, points: list[dict], seeds: list[int] | None = None):
+    def _grid_tuner(self, phase: str, points: list[dict], seeds: list[int]):
         from ray import tune
 
         restored = self._restorable(phase)
         if restored is not None:
             return restored
-        space = {
-            **self.common,
-            "point": tune.grid_search(points),
-            "seed": tune.grid_search(seeds or self.spec.seeds),
-            "phase": phase,
-        }
+        request = dataclasses.replace(self.request, phase=phase)
         return tune.Tuner(
             self._trainable(),
-            param_space=space,
+            param_space=request.to_space(points=points, seeds=seeds),
             tune_config=self._tune_config(),
             run_config=self._run_config(phase),
         )
@@ -462,19 +460,21 @@ class _Phases:
             grace_period=1,
             reduction_factor=2,
         )
-        space = {**self.common, "seed": self.spec.seeds[0], "phase": search.PHASE_SEARCH}
+        request = dataclasses.replace(
+            self.request, phase=search.PHASE_SEARCH, seed=self.spec.seeds[0]
+        )
         repeat = self.spec.search_seeds
         if repeat > 1:
             from ray.tune.search import Repeater
 
             # Each sampled configuration runs with the first `repeat` seeds (its trials'
-            # `__trial_index__` picks one: sweeps/trainable.py) and the searcher sees their
+            # `__trial_index__` picks one: TrialRequest.from_space) and the searcher sees their
             # mean. Ray recommends no early-stopping scheduler with Repeater: no ASHA.
             searcher, scheduler = Repeater(searcher, repeat=repeat, set_index=True), None
-            space["search_seeds"] = self.spec.seeds[:repeat]
+            request = dataclasses.replace(request, search_seeds=tuple(self.spec.seeds[:repeat]))
         return tune.Tuner(
             self._trainable(),
-            param_space=space,
+            param_space=request.to_space(),
             tune_config=self._tune_config(
                 search_alg=searcher,
                 scheduler=scheduler,
@@ -532,7 +532,7 @@ class _Phases:
 
     def _mark_stopped(self, metrics: dict) -> None:
         runs = self.client.search_runs(
-            [self.common["experiment_id"]],
+            [self.request.experiment_id],
             filter_string=tracking.trial_run_filter(self.parent_run_id, metrics["trial_id"]),
             max_results=1,
         )
@@ -568,7 +568,29 @@ class _Phases:
 def _start_parent(
     client, experiment_id: str, spec: SweepSpec, options: SweepOptions, key: str
 ) -> tuple[str, dict]:
+    """Start the sweep's parent run, its tags saying how to resume it; (its id, its tags)."""
     run_name = f"{spec.experiment}-{spec.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
+    tags = _parent_tags(spec, options, key, run_name)
+    parent_run_id = tracking.start_parent_run(
+        client, experiment_id, params=_parent_params(spec, options), tags=tags
+    )
+    if spec.paper_card is not None:
+        tracking.log_departures(client, parent_run_id, spec.paper_card, spec.departures())
+    what = (
+        f"{len(spec.points)} configurations x {len(spec.seeds)} seeds"
+        if spec.strategy == search.PHASE_GRID
+        else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline "
+        f"x {len(spec.seeds)} seeds"
+    )
+    print(
+        f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; "
+        f"MLflow {redact(options.tracking_uri)}, parent run {parent_run_id}",
+        flush=True,
+    )
+    return parent_run_id, tags
+
+
+def _parent_tags(spec: SweepSpec, options: SweepOptions, key: str, run_name: str) -> dict:
     tags = {
         "mlflow.runName": run_name,
         "code_version": _code_version(),
@@ -587,7 +609,13 @@ def _start_parent(
                 "optuna_study": run_name,
             }
         )
-    params = {
+    if spec.paper_card is not None:
+        tags[PAPER_TAG] = spec.paper_card.paper
+    return tags
+
+
+def _parent_params(spec: SweepSpec, options: SweepOptions) -> dict:
+    return {
         "preset": spec.preset,
         "strategy": spec.strategy,
         "significance_test": spec.significance_test,
@@ -609,23 +637,6 @@ def _start_parent(
         **({"seed_rounds": ",".join(map(str, spec.seed_rounds))} if spec.seed_rounds else {}),
         **{f"base.{k}": v for k, v in spec.base.items()},
     }
-    if spec.paper_card is not None:
-        tags[PAPER_TAG] = spec.paper_card.paper
-    parent_run_id = tracking.start_parent_run(client, experiment_id, params=params, tags=tags)
-    if spec.paper_card is not None:
-        tracking.log_departures(client, parent_run_id, spec.paper_card, spec.departures())
-    what = (
-        f"{len(spec.points)} configurations x {len(spec.seeds)} seeds"
-        if spec.strategy == search.PHASE_GRID
-        else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline "
-        f"x {len(spec.seeds)} seeds"
-    )
-    print(
-        f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; "
-        f"MLflow {redact(options.tracking_uri)}, parent run {parent_run_id}",
-        flush=True,
-    )
-    return parent_run_id, tags
 
 
 def _close_parent(client, parent_run_id: str, finished: int) -> None:
@@ -646,12 +657,12 @@ def _ray_session(address: str | None, signals: StopSignals, pool: ThreadPoolExec
         if started:
             try:
                 if address or os.environ.get("RAY_ADDRESS"):
-                    ray.init(address=address)
+                    ray.init(address=address, runtime_env=_plugin_env())
                 else:
                     # "local" starts a private Ray: a plain ray.init() would attach to the last
                     # cluster started on this machine (/tmp/ray/ray_current_cluster), which may
                     # be dead or not ours.
-                    ray.init(address="local", include_dashboard=False)
+                    ray.init(address="local", include_dashboard=False, runtime_env=_plugin_env())
             except SystemExit as exit:
                 # ray.init's own SIGTERM handler (sys.exit(SIGTERM)) while it starts.
                 if exit.code != signal.SIGTERM:
@@ -665,6 +676,13 @@ def _ray_session(address: str | None, signals: StopSignals, pool: ThreadPoolExec
         raise
     if started:
         pool.submit(ray.shutdown)
+
+
+def _plugin_env() -> dict | None:
+    """The driver's XLT_PLUGINS for every worker, a cluster's included (whose nodes do not
+    inherit the driver's environment); None when no plugin is named."""
+    plugins = os.environ.get(PLUGINS_VARIABLE)
+    return {"env_vars": {PLUGINS_VARIABLE: plugins}} if plugins else None
 
 
 def _absolute_storage(path: str) -> str:

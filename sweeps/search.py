@@ -16,7 +16,7 @@ from typing import Mapping
 
 from sweeps.experiment import SweepSpec
 from sweeps.spaces import SEARCH_RANGES
-from xlt_core.config import TrialConfig
+from sweeps.trial_request import TrialRequest
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_resources
 from xlt_schema import DEV_CURVE, NO_ADAPTATION
@@ -27,16 +27,11 @@ PHASE_FINAL = "final"
 METRIC, MODE = DEV_CURVE, "max"
 
 
-def _config(spec: SweepSpec, point: Mapping) -> TrialConfig:
-    return TrialConfig.from_dict({**spec.base, **point})
-
-
 def searched_methods(spec: SweepSpec) -> list[str]:
     """The methods with hyperparameters among the sweep's points (the baseline has none).
     Search ranges are per training objective: a point with an adaptation is refused."""
     methods = set()
-    for point in spec.points:
-        config = _config(spec, point)
+    for config in spec.configs():
         if config.adaptation != NO_ADAPTATION:
             raise ConfigError(
                 "--strategy",
@@ -51,7 +46,11 @@ def searched_methods(spec: SweepSpec) -> list[str]:
 
 def baseline_points(spec: SweepSpec) -> list[dict]:
     """The points without hyperparameters: plain fine-tuning of the original encoder."""
-    return [point for point in spec.points if not _config(spec, point).hyperparameter_names()]
+    return [
+        point
+        for point, config in zip(spec.points, spec.configs())
+        if not config.hyperparameter_names()
+    ]
 
 
 def search_ranges(spec: SweepSpec) -> dict[str, dict[str, tuple]]:
@@ -74,12 +73,12 @@ def search_ranges(spec: SweepSpec) -> dict[str, dict[str, tuple]]:
             )
         ranges[method] = {}
         # Each value is checked within one of the sweep's own (valid) points of the method.
-        context = {**spec.base, **next(point for point in spec.points if point["method"] == method)}
+        point = next(point for point in spec.points if point["method"] == method)
         for name, bounds in SEARCH_RANGES[method].items():
             if name in spec.fixed_axes:
                 bounds = ("choice", (spec.fixed_axes[name],))
             values = bounds[1] if bounds[0] == "choice" else bounds[1:3]
-            valid = [value for value in values if _valid({**context, name: value})]
+            valid = [value for value in values if _valid(spec, point, name, value)]
             if bounds[0] == "choice" and not valid:
                 raise ConfigError(
                     name,
@@ -119,9 +118,8 @@ def starting_points(spec: SweepSpec, ranges: Mapping[str, Mapping[str, tuple]]) 
     """The sweep's own configurations (e.g. the papers' settings) that lie in the ranges:
     the search evaluates them first."""
     points = []
-    for point in spec.points:
+    for point, config in zip(spec.points, spec.configs()):  # defaults filled in
         method_ranges = ranges.get(point["method"])
-        config = _config(spec, point)  # defaults filled in
         values = {
             "method": config.method,
             **{name: getattr(config, name) for name in config.hyperparameter_names()},
@@ -155,7 +153,7 @@ def record_study(
     )
     written = 0
     for result in results:
-        metrics, point = result.metrics or {}, result.config["point"]
+        metrics, point = result.metrics or {}, TrialRequest.from_space(result.config).point
         curve = (
             result.metrics_dataframe[METRIC].dropna()
             if result.metrics_dataframe is not None and METRIC in result.metrics_dataframe
@@ -219,7 +217,7 @@ def top_configurations(results, k: int) -> list[dict]:
                 (
                     bool(metrics.get(TRIAL_COMPLETE)),
                     metrics[METRIC] if metrics.get(TRIAL_COMPLETE) else best,
-                    result.config["point"],
+                    TrialRequest.from_space(result.config).point,
                 )
             )
     if not ranked:
@@ -247,13 +245,14 @@ def asha_max_t(spec: SweepSpec) -> int:
     `max_t` just before its final report: evaluations come every steps_per_epoch //
     evals_per_epoch steps, fewer than 2 * evals_per_epoch per epoch, plus the last step's
     evaluation and the final report."""
-    config = TrialConfig.from_dict(spec.base)
+    config = spec.trial_config({})
     return math.ceil(2 * config.epochs * config.evals_per_epoch) + 2
 
 
-def _valid(values: dict) -> bool:
+def _valid(spec: SweepSpec, point: Mapping, name: str, value) -> bool:
+    """Whether `point` with `name` set to `value` is a trial this model can run."""
     try:
-        check_resources(TrialConfig.from_dict(values))
+        check_resources(spec.trial_config(point, **{name: value}))
     except ConfigError:
         return False
     return True

@@ -68,14 +68,13 @@ def round_statistics(client, parent_run_id: str, spec: SweepSpec, keys) -> tuple
 
 
 def run_seed_rounds(phases) -> list:
-    """Run the rounds on `phases` (`sweeps.runner._Phases`); the results of every round's
+    """Run the rounds on `phases` (`sweeps.runner.SweepPhases`); the results of every round's
     trials. The decisions go on the parent run (SEQUENTIAL_TAG)."""
     from analysis.sequential import CONTINUE, SequentialDesign, adjusted_p_value, decide
-    from xlt_core.config import TrialConfig
 
     spec = phases.spec
     design = SequentialDesign(tuple(spec.seed_rounds))
-    configs = [TrialConfig.from_dict({**spec.base, **point}) for point in spec.points]
+    configs = spec.configs()
     keyed = {config.config_key(): point for config, point in zip(configs, spec.points)}
     labels = {config.config_key(): config.config_label() for config in configs}
     results, decided, open_keys, metric = [], {}, set(), ""
@@ -85,7 +84,7 @@ def run_seed_rounds(phases) -> list:
         start += count
         points = [point for key, point in keyed.items() if key not in decided]
         phase = round_phase(index)
-        results += list(phases._fit(phase, phases._grid_tuner(phase, points, seeds)))
+        results += list(phases.run_grid(phase, points, seeds))
         metric, statistics = round_statistics(
             phases.client, phases.parent_run_id, spec, [k for k in keyed if k not in decided]
         )

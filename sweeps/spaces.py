@@ -7,6 +7,7 @@ one-factor sweeps, not a cross product. The papers' own points live in their swe
 
 from __future__ import annotations
 
+from xlt_core import registry
 from xlt_core.config import ADAPTATION_HYPERPARAMETERS, METHOD_HYPERPARAMETERS
 from xlt_core.errors import ConfigError
 
@@ -14,15 +15,11 @@ from xlt_core.errors import ConfigError
 BASELINE = {"method": "finetune"}
 
 # The ranges strategy `search` explores per method, as data: ("float", low, high, step) or
-# ("choice", values). EAR: around both published settings (alpha 0.1-1.8, beta 0.1-1) and
-# over the paper's layers.
+# ("choice", values), from the objectives' declarations (xlt_core/objectives/declarations.py).
 SEARCH_RANGES = {
-    "ear": {
-        "alpha": ("float", 0.1, 2.0, 0.1),
-        "beta": ("float", 0.05, 1.0, 0.05),
-        "layer": ("choice", (3, 6, 9, 12)),
-        "m": ("choice", (1,)),
-    },
+    name: dict(registry.objective(name).search_ranges)
+    for name in registry.objective_names()
+    if registry.objective(name).search_ranges
 }
 
 

@@ -22,6 +22,7 @@ from mlflow.tracking import MlflowClient
 from ray import tune
 
 from sweeps import tracking
+from sweeps.trial_request import TrialRequest
 from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig
 from xlt_core.errors import ConfigError, DataError, TrainingDiverged
 from xlt_schema import (
@@ -29,6 +30,7 @@ from xlt_schema import (
     CONFIG_KEY_TAG,
     CONFIG_LABEL_TAG,
     DEV_CURVE,
+    DIVERGED_FAILURE,
     FAILURE_TAG,
     HYPERPARAMETERS_TAG,
     METHOD_TAG,
@@ -87,58 +89,66 @@ class RayMlflowReporter:
         return checkpoint.to_directory() if checkpoint else None
 
 
-def trial_seed(space: dict) -> int:
-    """The trial's seed: its repeat's (`search_seeds` phase 1: Tune's Repeater numbers a
-    sampled configuration's trials in `__trial_index__`), else the space's `seed`."""
-    if "__trial_index__" in space and "search_seeds" in space:
-        return space["search_seeds"][space["__trial_index__"]]
-    return space["seed"]
-
-
 def run_tracked_trial(
     space: dict, tracking_uri: str, credentials: Mapping[str, str] | None = None
 ) -> None:
-    """Entry point Ray calls with one trial: the sweep's common settings (`base`), the
-    method configuration (`point`), the `seed` and the `phase`; apart from them, which Tune
-    writes to disk, where to track and the server's `credentials` (MLflow's variables:
-    sweeps/runner.py `_trainable`)."""
+    """Entry point Ray calls with one trial: its `space` (a `TrialRequest`, which Tune writes
+    to disk); apart from it, where to track and the server's `credentials` (MLflow's
+    variables: sweeps/runner.py `SweepPhases._trainable`)."""
+    request = TrialRequest.from_space(space)
     # The driver imports this module only to hand this function to Tune: the trial path
     # (torch, transformers) is imported here, by the worker, on its first trial.
     import torch
 
-    from xlt_core.trial import run_trial
-
-    config = TrialConfig.from_dict({**space["base"], **space["point"], "seed": trial_seed(space)})
-    torch.set_num_threads(max(1, int(space["threads"])))
+    config = request.config()
+    torch.set_num_threads(max(1, int(request.threads)))
     os.environ.update(credentials or {})
     client = MlflowClient(tracking_uri)
     label = f"{config.config_label()} seed={config.seed}"
-    run_id = tracking.find_or_create_trial_run(
-        client,
-        space["experiment_id"],
-        space["parent_run_id"],
-        trial_id=tune.get_context().get_trial_id(),
-        tags=trial_tags(config, space["phase"]),
-        run_name=label,
-    )
-    dev_key = config.selection_metric()
-    run = client.get_run(run_id)
+    run = client.get_run(_trial_run_id(client, request, config, label))
     if run.info.status == "FINISHED":
         # Finished and logged, but the driver died before Tune recorded it: report, don't redo.
-        metrics = {
-            key: value for key, value in run.data.metrics.items() if not key.startswith("train/")
-        }
-        tune.report(
-            {
-                **metrics,
-                DEV_CURVE: metrics[dev_key],
-                TRIAL_COMPLETE: True,
-                MLFLOW_LOGGED: True,
-                MLFLOW_RUN_ID: run_id,
-            }
-        )
+        _report_logged_run(run, config.selection_metric())
         return
     tracking.continue_run(client, run)  # interrupted before (SIGINT/SIGTERM): running again
+    _run_attempt(client, run.info.run_id, label, config, request.log_model)
+
+
+def _trial_run_id(
+    client: MlflowClient, request: TrialRequest, config: TrialConfig, label: str
+) -> str:
+    """The trial's MLflow run: the one a previous attempt of this Ray trial made, else new."""
+    return tracking.find_or_create_trial_run(
+        client,
+        request.experiment_id,
+        request.parent_run_id,
+        trial_id=tune.get_context().get_trial_id(),
+        tags=trial_tags(config, request.phase),
+        run_name=label,
+    )
+
+
+def _report_logged_run(run, dev_key: str) -> None:
+    """Report to Tune the results a finished run holds in MLflow."""
+    metrics = {
+        key: value for key, value in run.data.metrics.items() if not key.startswith("train/")
+    }
+    tune.report(
+        {
+            **metrics,
+            DEV_CURVE: metrics[dev_key],
+            TRIAL_COMPLETE: True,
+            MLFLOW_LOGGED: True,
+            MLFLOW_RUN_ID: run.info.run_id,
+        }
+    )
+
+
+def _run_attempt(
+    client: MlflowClient, run_id: str, label: str, config: TrialConfig, log_model: bool
+) -> None:
+    """This attempt of the trial: tagged with where it runs, its settings logged, then
+    trained, or only logged when its checkpoint holds the results of a previous attempt."""
     checkpoint = tune.get_checkpoint()
     # Where this attempt runs; `resumed_from_checkpoint` marks a restarted trial.
     tracking.set_tags(
@@ -151,52 +161,67 @@ def run_tracked_trial(
         },
     )
     tracking.log_params(client, run_id, _flat_params(config))
+    dev_key = config.selection_metric()
     if checkpoint is not None:
         directory = checkpoint.to_directory()
-        if tracking.has_trial_results(
-            directory
-        ):  # trained and evaluated before: only logging is left
+        if tracking.has_trial_results(directory):  # trained and evaluated: only logging is left
             _finish(client, run_id, label, Path(directory), dev_key)
             return
-    reporter = RayMlflowReporter(client, run_id, label)
     with tempfile.TemporaryDirectory(prefix="xlt-results-") as directory:
         results_dir = Path(directory)
         # Output folders are set on a copy, so the run's config key stays the configuration's.
         trial_config = dataclasses.replace(
             config,
-            save_model_dir=str(results_dir / tracking.MODEL_DIR)
-            if space.get("log_model")
-            else None,
+            save_model_dir=str(results_dir / tracking.MODEL_DIR) if log_model else None,
             probing_dir=str(results_dir / tracking.PROBING_DIR),
         )
-        try:
-            result = run_trial(trial_config, reporter)
-        except NOT_RETRIED as error:
-            _record_failure(client, run_id, error)
-            # From the same checkpoint it would fail again: end the trial rather than raise
-            # (which FailureConfig would retry). NaN tells the searcher the trial failed.
-            tune.report(
-                {
-                    DEV_CURVE: math.nan,
-                    FAILURE: f"{type(error).__name__}: {error}",
-                    TRIAL_COMPLETE: True,
-                    MLFLOW_RUN_ID: run_id,
-                }
-            )
-            return
-        except Exception as error:
-            _record_failure(client, run_id, error)
-            traceback.print_exc()
-            raise
-        final = {
-            **result.metrics,
-            "train/best_step": result.best_step,
-            "train/seconds": result.train_seconds,
-        }
-        tracking.write_trial_results(
-            results_dir, final, result.best_step, result.example_scores, reporter.pending
+        if _train(client, run_id, label, trial_config, results_dir):
+            _finish(client, run_id, label, results_dir, dev_key)
+
+
+def _train(
+    client: MlflowClient, run_id: str, label: str, config: TrialConfig, results_dir: Path
+) -> bool:
+    """Train and evaluate, the results written to `results_dir`; False when the trial ended
+    on an error a retry would meet again (recorded on its run and reported to Tune)."""
+    reporter = RayMlflowReporter(client, run_id, label)
+    try:
+        from xlt_core.trial import run_trial
+
+        result = run_trial(config, reporter)
+    except NOT_RETRIED as error:
+        _record_failure(client, run_id, error)
+        # From the same checkpoint it would fail again: end the trial rather than raise
+        # (which FailureConfig would retry). NaN tells the searcher the trial failed.
+        tune.report(
+            {
+                DEV_CURVE: math.nan,
+                FAILURE: failure_text(error),
+                TRIAL_COMPLETE: True,
+                MLFLOW_RUN_ID: run_id,
+            }
         )
-        _finish(client, run_id, label, results_dir, dev_key)
+        return False
+    except Exception as error:
+        _record_failure(client, run_id, error)
+        traceback.print_exc()
+        raise
+    final = {
+        **result.metrics,
+        "train/best_step": result.best_step,
+        "train/seconds": result.train_seconds,
+    }
+    tracking.write_trial_results(
+        results_dir, final, result.best_step, result.example_scores, reporter.pending
+    )
+    return True
+
+
+def failure_text(error: BaseException) -> str:
+    """What a failed trial's run says in its failure tag (and Tune in its result): the error's
+    class and message. A diverged loss's starts with DIVERGED_FAILURE, which analysis reads."""
+    kind = DIVERGED_FAILURE if isinstance(error, TrainingDiverged) else type(error).__name__
+    return f"{kind}: {error}"
 
 
 def _finish(client: MlflowClient, run_id: str, label: str, directory: Path, dev_key: str) -> None:
@@ -237,7 +262,7 @@ def _finish(client: MlflowClient, run_id: str, label: str, directory: Path, dev_
 
 def _record_failure(client: MlflowClient, run_id: str, error: Exception) -> None:
     try:
-        tracking.set_tags(client, run_id, {FAILURE_TAG: f"{type(error).__name__}: {error}"[:4000]})
+        tracking.set_tags(client, run_id, {FAILURE_TAG: failure_text(error)[:4000]})
         client.set_terminated(run_id, status="FAILED")
     except Exception as failure:
         if not tracking.is_tracking_outage(failure):

@@ -35,8 +35,8 @@ def unscaled_timeouts(source: str) -> list[int]:
 
 def test_every_timeout_in_the_tests_is_scaled():
     found = {
-        path.name: lines
-        for path in sorted(TESTS.glob("*.py"))
+        str(path.relative_to(TESTS)): lines
+        for path in sorted(TESTS.rglob("*.py"))
         if (lines := unscaled_timeouts(path.read_text()))
     }
     assert not found, f"wall-clock limits not scaled by scaled_timeout: {found}"

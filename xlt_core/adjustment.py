@@ -38,7 +38,7 @@ import torch
 from transformers import get_linear_schedule_with_warmup
 
 from xlt_core.config import TINY_MODEL, TrialConfig
-from xlt_core.data.alignment import AlignedPairs, aligned_pairs, tokenizer_fingerprint
+from xlt_core.data.alignment import AlignedPairs, aligned_pairs
 from xlt_core.data.parallel import (
     WORD_SPLITTING,
     ParallelCorpus,
@@ -46,6 +46,7 @@ from xlt_core.data.parallel import (
     parallel_targets,
     sample_indices,
 )
+from xlt_core.encoding_cache import tokenizer_fingerprint
 from xlt_core.objectives.alignment import (
     ContinualAlignment,
     alignment_distances,

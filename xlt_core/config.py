@@ -14,12 +14,15 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
+from xlt_core import registry
 from xlt_core.data.synonyms import COUNTERFITTED_TABLE, SYNONYM_LOOKUPS
 from xlt_core.errors import ConfigError, require_one_of
 
-TASKS = ("xnli", "pawsx", "ner", "qa", "xsr")
+# The tasks and objectives are declared once each (xlt_core/registry.py); the tables below
+# that name them are derived from the declarations.
+TASKS = registry.task_names()
 DATA_SOURCES = ("synthetic", "local", "hub")
 TINY_MODEL = "tiny"
 # The tiny model's position embeddings, as BERT's: the longest max_seq_length it takes.
@@ -29,19 +32,9 @@ MAX_SEED = 2**32 - 1
 PRECISIONS = ("bf16", "fp32")
 
 # `method` names the training objective; the hyperparameters each objective has (what its
-# sweeps vary besides the seed). Each objective is a module of `xlt_core/objectives`,
-# registered there by the same name.
+# sweeps vary besides the seed), from its declaration (xlt_core/objectives/declarations.py).
 METHOD_HYPERPARAMETERS = {
-    "finetune": (),
-    "ear": ("alpha", "beta", "layer", "m"),
-    "adv": ("epsilon", "adv_steps", "adv_step_scale"),
-    "rs_rp": ("epsilon",),
-    "rs_da": ("m", "rs_da_variant"),
-    # ding2022 Tables 4 / A.4: EAR with the Noise Target for EPT, or SRPT for APT.
-    "ear_nt": ("beta", "layer", "m", "noise_sigma"),
-    "ear_srpt": ("alpha", "beta", "layer", "m"),
-    # huang2021 Table 3: randomized smoothing on m copies with adjacent words swapped.
-    "rs_syntax": ("m", "swap_probability"),
+    name: registry.objective(name).hyperparameters for name in registry.objective_names()
 }
 METHODS = tuple(METHOD_HYPERPARAMETERS)
 # `adaptation` says what happens to the encoder: nothing, the cross-lingual adjustment stage
@@ -66,10 +59,10 @@ HYPERPARAMETER_NAMES = tuple(
 # RS-DA as released trains on the m copies only; EAR-style keeps each original too.
 RS_DA_VARIANTS = ("released", "keep_originals")
 # The methods that perturb vectors in an L-inf ball, and where they may perturb them.
-PERTURBING_METHODS = ("adv", "rs_rp")
+PERTURBING_METHODS = tuple(name for name in METHODS if registry.objective(name).perturbs)
 PERTURBATION_SITES = ("encoder_output", "word_embeddings")
 # The methods that draw synonym copies from a neighbour table.
-SYNONYM_METHODS = ("ear", "ear_nt", "ear_srpt", "rs_da")
+SYNONYM_METHODS = tuple(name for name in METHODS if registry.objective(name).uses_synonyms)
 
 # Settings that describe the model's training, not the method: seeds of the same
 # configuration share everything but `seed`.
@@ -86,7 +79,7 @@ STUDY_SETTINGS = {
 }
 # The tasks whose training set exists in other languages than English (XNLI's and PAWS-X's
 # machine-translated training sets); the others train on English only.
-TRANSLATED_SOURCE_TASKS = ("xnli", "pawsx")
+TRANSLATED_SOURCE_TASKS = tuple(name for name in TASKS if registry.task(name).translated_training)
 # Which dev set selects: English dev (XNLI's protocol, the same set whatever the source
 # language, so configurations compare), or the source language's own dev.
 SELECTION_DEVS = ("en", "source")
@@ -241,7 +234,7 @@ class TrialConfig:
             if applies(self) and getattr(self, name) != _FIELD_DEFAULTS[name]
         )
         return (
-            METHOD_HYPERPARAMETERS[self.method]
+            registry.objective(self.method).hyperparameters
             + ADAPTATION_HYPERPARAMETERS[self.adaptation]
             + studied
         )
@@ -254,9 +247,7 @@ class TrialConfig:
     def selection_metric(self) -> str:
         """The final metric that model and configuration selection rank by (the task's
         metric on the dev set of `dev_lang`: the zero-shot protocol never selects on test)."""
-        from xlt_core.tasks import TASKS  # the tasks import this module
-
-        return TASKS[self.task].selection_metric(self)
+        return registry.task(self.task).selection_metric_for(self)
 
     def config_key(self) -> str:
         """A hash of every setting except the seed: runs that differ only by seed share it."""
@@ -295,149 +286,13 @@ class TrialConfig:
 
     @property
     def uses_synonyms(self) -> bool:
-        return self.method in SYNONYM_METHODS
+        return registry.objective(self.method).uses_synonyms
 
     def validate(self) -> None:
-        """Check every value on its own (no file system access)."""
-        require_one_of("task", self.task, TASKS)
-        require_one_of("method", self.method, METHODS)
-        require_one_of("adaptation", self.adaptation, ADAPTATIONS)
-        require_one_of("data_source", self.data_source, DATA_SOURCES)
-        if self.data_source == "local" and not self.data_dir:
-            raise ConfigError(
-                "data_dir", self.data_dir, "a directory is required when data_source='local'"
-            )
-        if not self.model:
-            raise ConfigError("model", self.model, f"'{TINY_MODEL}', a hub id or a local directory")
-        if not self.target_langs:
-            raise ConfigError("target_langs", self.target_langs, "at least one target language")
-        if len(set(self.target_langs)) != len(self.target_langs):
-            raise ConfigError(
-                "target_langs", ",".join(self.target_langs), "distinct languages, e.g. es,de"
-            )
-        if not self.source_lang:
-            raise ConfigError("source_lang", self.source_lang, "a language code, e.g. en")
-        if self.source_lang != "en" and self.task not in TRANSLATED_SOURCE_TASKS:
-            raise ConfigError(
-                "source_lang",
-                self.source_lang,
-                f"'en' for task={self.task} (it trains on English only; a translated "
-                f"training set exists for {', '.join(TRANSLATED_SOURCE_TASKS)})",
-            )
-        if self.source_lang != "en" and self.adjusted:
-            raise ConfigError(
-                "source_lang",
-                self.source_lang,
-                f"'en' with adaptation={self.adaptation} (the adjustment aligns English "
-                "with the target languages)",
-            )
-        require_one_of("selection_dev", self.selection_dev, SELECTION_DEVS)
-        require_one_of("mlqa_split", self.mlqa_split, MLQA_SPLITS)
-        _at_least("alpha", self.alpha, 0.0)
-        _at_least("beta", self.beta, 0.0)
-        _at_least("m", self.m, 1)
-        _at_least("layer", self.layer, 1)
-        _positive("epsilon", self.epsilon)
-        require_one_of("perturbation_site", self.perturbation_site, PERTURBATION_SITES)
-        _at_least("adv_steps", self.adv_steps, 1)
-        _positive("adv_step_scale", self.adv_step_scale)
-        require_one_of("rs_da_variant", self.rs_da_variant, RS_DA_VARIANTS)
-        require_one_of("synonym_lookup", self.synonym_lookup, SYNONYM_LOOKUPS)
-        _positive("noise_sigma", self.noise_sigma)
-        for name in ("dictionary_scale", "swap_probability"):
-            if not 0.0 < getattr(self, name) <= 1.0:
-                raise ConfigError(name, getattr(self, name), "a number in (0, 1]")
-        for name in ("generalized_pairs", "mixed_language", "split_dev_files", "group_by_length"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(name, getattr(self, name), "true or false")
-        if self.split_dev_files and self.data_source != "local":
-            raise ConfigError(
-                "split_dev_files",
-                self.split_dev_files,
-                "false unless data_source='local' (it cuts a local directory's dev files)",
-            )
-        if (
-            self.model == TINY_MODEL
-            and "layer" in METHOD_HYPERPARAMETERS[self.method]
-            and self.layer > self.tiny_layers
-        ):
-            raise ConfigError(
-                "layer",
-                self.layer,
-                f"a layer between 1 and {self.tiny_layers} "
-                f"(the tiny model has tiny_layers={self.tiny_layers})",
-            )
-        if self.adjusted and not self.parallel_data:
-            raise ConfigError(
-                "parallel_data",
-                self.parallel_data,
-                "'synthetic', a directory of line-aligned files or 'hub:<dataset id>' "
-                f"(adaptation={self.adaptation} needs parallel data)",
-            )
-        if self.task == "xsr" and self.model == TINY_MODEL and not self.parallel_data:
-            raise ConfigError(
-                "parallel_data",
-                self.parallel_data,
-                "parallel data for task=xsr with the tiny model "
-                "(its tokenizer is trained on the parallel text)",
-            )
-        _at_least("parallel_max_sentences", self.parallel_max_sentences, 10)
-        if (
-            self.parallel_pool_sentences is not None
-            and self.parallel_pool_sentences < self.parallel_max_sentences
-        ):
-            raise ConfigError(
-                "parallel_pool_sentences",
-                self.parallel_pool_sentences,
-                f"None or a value >= parallel_max_sentences={self.parallel_max_sentences} "
-                "(the sample is drawn from the pool)",
-            )
-        _positive("adjust_epochs", self.adjust_epochs)
-        _positive("adjust_learning_rate", self.adjust_learning_rate)
-        _at_least("adjust_batch_size", self.adjust_batch_size, 1)
-        for name in ("adjust_reg_weight", "continual_alpha", "continual_reg_weight"):
-            _at_least(name, getattr(self, name), 0.0)
-        _at_least("continual_pairs", self.continual_pairs, 1)
-        if not 0 <= self.seed <= MAX_SEED:
-            raise ConfigError("seed", self.seed, f"an integer between 0 and {MAX_SEED} (2**32 - 1)")
-        _positive("learning_rate", self.learning_rate)
-        _at_least("batch_size", self.batch_size, 1)
-        _positive("epochs", self.epochs)
-        _at_least("max_seq_length", self.max_seq_length, 8)
-        if self.model == TINY_MODEL and self.max_seq_length > TINY_MAX_POSITIONS:
-            raise ConfigError(
-                "max_seq_length",
-                self.max_seq_length,
-                f"a value between 8 and {TINY_MAX_POSITIONS} (the tiny model's positions)",
-            )
-        if not 0.0 <= self.warmup_ratio < 1.0:
-            raise ConfigError("warmup_ratio", self.warmup_ratio, "a number in [0, 1)")
-        _at_least("weight_decay", self.weight_decay, 0.0)
-        _positive("max_grad_norm", self.max_grad_norm)
-        require_one_of("precision", self.precision, PRECISIONS)
-        _at_least("evals_per_epoch", self.evals_per_epoch, 1)
-        for name in ("max_train_examples", "max_eval_examples"):
-            if getattr(self, name) is not None:
-                _at_least(name, getattr(self, name), 1)
-        if self.eval_tokens_per_batch is not None and (
-            self.eval_tokens_per_batch < self.max_seq_length
-        ):
-            raise ConfigError(
-                "eval_tokens_per_batch",
-                self.eval_tokens_per_batch,
-                f"None or a value >= max_seq_length={self.max_seq_length} "
-                "(a batch must hold one row of the longest length)",
-            )
-        _at_least("tiny_hidden_size", self.tiny_hidden_size, 8)
-        _at_least("tiny_layers", self.tiny_layers, 1)
-        _at_least("tiny_heads", self.tiny_heads, 1)
-        if self.tiny_hidden_size % self.tiny_heads:
-            raise ConfigError(
-                "tiny_heads",
-                self.tiny_heads,
-                f"a divisor of tiny_hidden_size={self.tiny_hidden_size}",
-            )
-        _at_least("tiny_vocab_size", self.tiny_vocab_size, 100)
+        """Check every value on its own and against the settings it depends on (no file
+        system access): the checks of `_CHECKS`, in order; the first failure raises."""
+        for check in _CHECKS:
+            check(self)
 
     def synonym_path(self) -> Path | None:
         """The neighbour table to use, or None for the synthetic data's built-in table."""
@@ -449,6 +304,8 @@ class TrialConfig:
 
 
 _FIELD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrialConfig)}
+# Declarations name settings and adaptations: the registry checks them against these.
+registry.bind_settings(_FIELD_DEFAULTS, ADAPTATIONS)
 _INT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type in ("int", "int | None")}
 _FLOAT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "float"}
 _BOOL_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "bool"}
@@ -490,14 +347,237 @@ def coerce_setting(name: str, value: Any) -> Any:
     return value
 
 
-def _at_least(name: str, value: float, low: float) -> None:
-    if value < low:
-        raise ConfigError(name, value, f"a value >= {low}")
+# --- TrialConfig.validate: per-setting rules and cross-setting checks ------------------
 
 
-def _positive(name: str, value: float) -> None:
-    if not value > 0:
-        raise ConfigError(name, value, "a value > 0")
+@dataclass(frozen=True)
+class _Satisfies:
+    """One setting checked on its own: ConfigError(setting, value, allowed) unless
+    `test(value)`; with `optional`, None passes too."""
+
+    setting: str
+    test: Callable[[Any], bool]
+    allowed: str
+    optional: bool = False
+
+    def __call__(self, config: TrialConfig) -> None:
+        value = getattr(config, self.setting)
+        if not (self.optional and value is None) and not self.test(value):
+            raise ConfigError(self.setting, value, self.allowed)
+
+
+@dataclass(frozen=True)
+class _OneOf:
+    """One setting that names one of `choices` (a tuple, or a function that gives the
+    current one, for tables that registration fills)."""
+
+    setting: str
+    choices: tuple[str, ...] | Callable[[], tuple[str, ...]]
+
+    def __call__(self, config: TrialConfig) -> None:
+        choices = self.choices() if callable(self.choices) else self.choices
+        require_one_of(self.setting, getattr(config, self.setting), choices)
+
+
+def _at_least(setting: str, low: float, optional: bool = False) -> _Satisfies:
+    # "not below" rather than ">=": only a value below `low` is refused, as before.
+    return _Satisfies(setting, lambda value: not value < low, f"a value >= {low}", optional)
+
+
+def _positive(setting: str) -> _Satisfies:
+    return _Satisfies(setting, lambda value: value > 0, "a value > 0")
+
+
+def _in_unit_interval(setting: str) -> _Satisfies:
+    return _Satisfies(setting, lambda value: 0.0 < value <= 1.0, "a number in (0, 1]")
+
+
+def _flag(setting: str) -> _Satisfies:
+    return _Satisfies(setting, lambda value: isinstance(value, bool), "true or false")
+
+
+def _local_data_has_a_directory(config: TrialConfig) -> None:
+    if config.data_source == "local" and not config.data_dir:
+        raise ConfigError(
+            "data_dir", config.data_dir, "a directory is required when data_source='local'"
+        )
+
+
+def _target_langs_distinct(config: TrialConfig) -> None:
+    if len(set(config.target_langs)) != len(config.target_langs):
+        raise ConfigError(
+            "target_langs", ",".join(config.target_langs), "distinct languages, e.g. es,de"
+        )
+
+
+def _source_lang_has_training_data(config: TrialConfig) -> None:
+    if config.source_lang == "en":
+        return
+    if config.task not in TRANSLATED_SOURCE_TASKS:
+        raise ConfigError(
+            "source_lang",
+            config.source_lang,
+            f"'en' for task={config.task} (it trains on English only; a translated "
+            f"training set exists for {', '.join(TRANSLATED_SOURCE_TASKS)})",
+        )
+    if config.adjusted:
+        raise ConfigError(
+            "source_lang",
+            config.source_lang,
+            f"'en' with adaptation={config.adaptation} (the adjustment aligns English "
+            "with the target languages)",
+        )
+
+
+def _split_dev_files_only_local(config: TrialConfig) -> None:
+    if config.split_dev_files and config.data_source != "local":
+        raise ConfigError(
+            "split_dev_files",
+            config.split_dev_files,
+            "false unless data_source='local' (it cuts a local directory's dev files)",
+        )
+
+
+def _layer_within_the_tiny_model(config: TrialConfig) -> None:
+    if (
+        config.model == TINY_MODEL
+        and "layer" in METHOD_HYPERPARAMETERS[config.method]
+        and config.layer > config.tiny_layers
+    ):
+        raise ConfigError(
+            "layer",
+            config.layer,
+            f"a layer between 1 and {config.tiny_layers} "
+            f"(the tiny model has tiny_layers={config.tiny_layers})",
+        )
+
+
+def _parallel_data_where_needed(config: TrialConfig) -> None:
+    if config.adjusted and not config.parallel_data:
+        raise ConfigError(
+            "parallel_data",
+            config.parallel_data,
+            "'synthetic', a directory of line-aligned files or 'hub:<dataset id>' "
+            f"(adaptation={config.adaptation} needs parallel data)",
+        )
+    if config.task == "xsr" and config.model == TINY_MODEL and not config.parallel_data:
+        raise ConfigError(
+            "parallel_data",
+            config.parallel_data,
+            "parallel data for task=xsr with the tiny model "
+            "(its tokenizer is trained on the parallel text)",
+        )
+
+
+def _pool_holds_the_sample(config: TrialConfig) -> None:
+    pool = config.parallel_pool_sentences
+    if pool is not None and pool < config.parallel_max_sentences:
+        raise ConfigError(
+            "parallel_pool_sentences",
+            pool,
+            f"None or a value >= parallel_max_sentences={config.parallel_max_sentences} "
+            "(the sample is drawn from the pool)",
+        )
+
+
+def _sequence_fits_the_tiny_model(config: TrialConfig) -> None:
+    if config.model == TINY_MODEL and config.max_seq_length > TINY_MAX_POSITIONS:
+        raise ConfigError(
+            "max_seq_length",
+            config.max_seq_length,
+            f"a value between 8 and {TINY_MAX_POSITIONS} (the tiny model's positions)",
+        )
+
+
+def _eval_budget_holds_a_row(config: TrialConfig) -> None:
+    budget = config.eval_tokens_per_batch
+    if budget is not None and budget < config.max_seq_length:
+        raise ConfigError(
+            "eval_tokens_per_batch",
+            budget,
+            f"None or a value >= max_seq_length={config.max_seq_length} "
+            "(a batch must hold one row of the longest length)",
+        )
+
+
+def _heads_divide_the_hidden_size(config: TrialConfig) -> None:
+    if config.tiny_hidden_size % config.tiny_heads:
+        raise ConfigError(
+            "tiny_heads",
+            config.tiny_heads,
+            f"a divisor of tiny_hidden_size={config.tiny_hidden_size}",
+        )
+
+
+# What `TrialConfig.validate` checks, in order (the first failure is the one reported):
+# per-setting rules, and the cross-setting checks above each after the settings it reads.
+# The task, method and adaptation names are read when checked (registration fills them).
+_CHECKS = (
+    _OneOf("task", lambda: TASKS),
+    _OneOf("method", lambda: METHODS),
+    _OneOf("adaptation", lambda: ADAPTATIONS),
+    _OneOf("data_source", DATA_SOURCES),
+    _local_data_has_a_directory,
+    _Satisfies("model", bool, f"'{TINY_MODEL}', a hub id or a local directory"),
+    _Satisfies("target_langs", bool, "at least one target language"),
+    _target_langs_distinct,
+    _Satisfies("source_lang", bool, "a language code, e.g. en"),
+    _source_lang_has_training_data,
+    _OneOf("selection_dev", SELECTION_DEVS),
+    _OneOf("mlqa_split", MLQA_SPLITS),
+    _at_least("alpha", 0.0),
+    _at_least("beta", 0.0),
+    _at_least("m", 1),
+    _at_least("layer", 1),
+    _positive("epsilon"),
+    _OneOf("perturbation_site", PERTURBATION_SITES),
+    _at_least("adv_steps", 1),
+    _positive("adv_step_scale"),
+    _OneOf("rs_da_variant", RS_DA_VARIANTS),
+    _OneOf("synonym_lookup", SYNONYM_LOOKUPS),
+    _positive("noise_sigma"),
+    _in_unit_interval("dictionary_scale"),
+    _in_unit_interval("swap_probability"),
+    _flag("generalized_pairs"),
+    _flag("mixed_language"),
+    _flag("split_dev_files"),
+    _flag("group_by_length"),
+    _split_dev_files_only_local,
+    _layer_within_the_tiny_model,
+    _parallel_data_where_needed,
+    _at_least("parallel_max_sentences", 10),
+    _pool_holds_the_sample,
+    _positive("adjust_epochs"),
+    _positive("adjust_learning_rate"),
+    _at_least("adjust_batch_size", 1),
+    _at_least("adjust_reg_weight", 0.0),
+    _at_least("continual_alpha", 0.0),
+    _at_least("continual_reg_weight", 0.0),
+    _at_least("continual_pairs", 1),
+    _Satisfies(
+        "seed",
+        lambda seed: 0 <= seed <= MAX_SEED,
+        f"an integer between 0 and {MAX_SEED} (2**32 - 1)",
+    ),
+    _positive("learning_rate"),
+    _at_least("batch_size", 1),
+    _positive("epochs"),
+    _at_least("max_seq_length", 8),
+    _sequence_fits_the_tiny_model,
+    _Satisfies("warmup_ratio", lambda ratio: 0.0 <= ratio < 1.0, "a number in [0, 1)"),
+    _at_least("weight_decay", 0.0),
+    _positive("max_grad_norm"),
+    _OneOf("precision", PRECISIONS),
+    _at_least("evals_per_epoch", 1),
+    _at_least("max_train_examples", 1, optional=True),
+    _at_least("max_eval_examples", 1, optional=True),
+    _eval_budget_holds_a_row,
+    _at_least("tiny_hidden_size", 8),
+    _at_least("tiny_layers", 1),
+    _at_least("tiny_heads", 1),
+    _heads_divide_the_hidden_size,
+    _at_least("tiny_vocab_size", 100),
+)
 
 
 def _short(value: Any) -> str:

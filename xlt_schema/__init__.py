@@ -36,6 +36,9 @@ REPORT_PHASE_TAG = "xlt.report_phase"
 PAPER_TAG = "xlt.paper"
 DEPARTURES_ARTIFACT = "paper/departures.json"
 FAILURE_TAG = "failure"
+# How a trial run's failure tag starts when its loss stopped being finite: the name of
+# xlt_core.errors.TrainingDiverged (sweeps/trainable.py writes it; analysis reads it).
+DIVERGED_FAILURE = "TrainingDiverged"
 # A trial run's identity: its training objective, what happened to its encoder, the hash of
 # every setting but the seed (seeds of one configuration share it) and a readable label.
 METHOD_TAG = "method"

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from xlt_core.data.parallel import WORD_SPLITTING, ParallelCorpus, split_words
-from xlt_core.tasks.pair_classification import _fingerprint as tokenizer_fingerprint
+from xlt_core.encoding_cache import save_atomically, tokenizer_fingerprint
 
 Links = list[tuple[int, int]]
 
@@ -127,7 +126,7 @@ def align_corpus(corpus: ParallelCorpus, cache_dir: Path | None = None) -> list[
         # result, so the first aligns while the others wait, then all read its file.
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not path.exists():
-            _save_atomically(_align(corpus), path)
+            save_atomically(_align(corpus), path)
     return torch.load(path)
 
 
@@ -210,14 +209,5 @@ def aligned_pairs(
         corpus.select(sample), [links[i] for i in sample], tokenizer, max_length
     )
     if path is not None:
-        _save_atomically(asdict(pairs), path)
+        save_atomically(asdict(pairs), path)
     return pairs
-
-
-def _save_atomically(payload, path: Path) -> None:
-    # Concurrent trials may compute the same alignment: write aside, then rename.
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, staging = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    os.close(handle)
-    torch.save(payload, staging)
-    os.replace(staging, path)

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
+from xlt_core import registry
 from xlt_core.config import TrialConfig
-from xlt_core.data.examples import PAWSX_LABELS, XNLI_LABELS, PairExample
-from xlt_core.data.pawsx import available_pawsx_languages, load_pawsx
+from xlt_core.data.examples import PairExample
 from xlt_core.data.synonyms import load_synonym_table, scaled_table, with_lookup
 from xlt_core.data.synthetic import synthetic_synonyms
-from xlt_core.data.xnli import available_xnli_languages, load_xnli
 from xlt_core.errors import ConfigError, DataError
-
-_LOADERS = {"xnli": load_xnli, "pawsx": load_pawsx}
-_LISTERS = {"xnli": available_xnli_languages, "pawsx": available_pawsx_languages}
-_LABELS = {"xnli": XNLI_LABELS, "pawsx": PAWSX_LABELS}
 
 # split_dev_files: the parallel dev files cut by example index into three disjoint parts.
 # Train and dev (model selection) are English only; test is every language. Example i is
@@ -22,7 +17,17 @@ DEV_FILE_PARTS = {"train": (0.0, 0.6), "dev": (0.6, 0.8), "test": (0.8, 1.0)}
 
 
 def num_labels(config: TrialConfig) -> int:
-    return len(_LABELS[config.task])
+    return len(registry.task(config.task).labels)
+
+
+def _loader(config: TrialConfig):
+    """The pair task's loader (source, split, lang, data_dir) -> examples, as declared."""
+    return registry.resolve(registry.task(config.task), "loader")
+
+
+def _lister(config: TrialConfig):
+    """The pair task's language lister (source, split, data_dir) -> languages, as declared."""
+    return registry.resolve(registry.task(config.task), "lister")
 
 
 def load_split(config: TrialConfig, split: str, lang: str) -> list[PairExample]:
@@ -30,13 +35,13 @@ def load_split(config: TrialConfig, split: str, lang: str) -> list[PairExample]:
     if config.split_dev_files:
         examples = _dev_file_part(config, split, lang)
     else:
-        examples = _LOADERS[config.task](config.data_source, split, lang, config.data_dir)
+        examples = _loader(config)(config.data_source, split, lang, config.data_dir)
     limit = config.max_train_examples if split == "train" else config.max_eval_examples
     return list(examples[:limit]) if limit else list(examples)
 
 
 def _dev_file_part(config: TrialConfig, split: str, lang: str) -> list[PairExample]:
-    load = _LOADERS[config.task]
+    load = _loader(config)
     examples = load(config.data_source, "dev", lang, config.data_dir)
     size = len(load(config.data_source, "dev", config.source_lang, config.data_dir))
     if len(examples) != size:
@@ -68,7 +73,7 @@ def check_data(config: TrialConfig) -> None:
     for split, langs in wanted.items():
         file_split = "dev" if config.split_dev_files else split
         try:
-            available = _LISTERS[config.task](config.data_source, file_split, config.data_dir)
+            available = _lister(config)(config.data_source, file_split, config.data_dir)
         except DataError as error:
             raise ConfigError("data_dir", config.data_dir, str(error)) from None
         missing = [lang for lang in langs if lang not in available]

@@ -22,7 +22,10 @@ on "es" and 0.46-0.57 on "de" and "ru": cues that need no shared vocabulary (whi
 hypothesis words also occur in the premise, relative length) keep even "ru" above chance.
 
 The synthetic PAWS-X, NER, QA and retrieval sets (synthetic_pawsx.py, synthetic_ner.py,
-synthetic_qa.py, synthetic_xsr.py) draw from this grammar and translate with these lexicons.
+synthetic_qa.py, synthetic_xsr.py) draw from this grammar and translate with these lexicons,
+through its public names (the word groups and scales, `Meaning`, `rendered_sentences`,
+`balanced_split`, `realised_pairs`, `word_order`, `translated`, `realise`); the
+underscored names are this module's own.
 
 Everything is drawn from random.Random with fixed seeds over sorted word lists, so the
 output is identical across processes and Python runs (no salted hash() is involved).
@@ -47,7 +50,7 @@ _SPLIT_SEEDS = {"train": 1001, "dev": 2002, "test": 3003}
 _LEXICON_SEEDS = {"es": 11, "de": 12, "ru": 13}
 
 # A group is a tuple of interchangeable synonyms; its first word is its name.
-_SUBJECTS = (
+SUBJECTS = (
     ("man", "guy"),
     ("woman", "lady"),
     ("boy", "lad"),
@@ -75,7 +78,7 @@ _VERBS = (
     ("inspects", "examines"),
     ("wants", "desires"),
 )
-_OBJECTS = (
+OBJECTS = (
     ("car", "automobile"),
     ("house", "home"),
     ("book", "novel"),
@@ -92,7 +95,7 @@ _OBJECTS = (
     ("table",),
 )
 # A scale is a tuple of mutually exclusive groups: swapping one for another contradicts.
-_SUBJECT_ADJECTIVE_SCALES = (
+SUBJECT_ADJECTIVE_SCALES = (
     (("tall",), ("short",)),
     (("young", "youthful"), ("elderly", "aged")),
     (("happy", "glad", "cheerful"), ("sad", "unhappy")),
@@ -100,7 +103,7 @@ _SUBJECT_ADJECTIVE_SCALES = (
     (("strong", "powerful"), ("weak",)),
     (("calm", "relaxed"), ("angry", "furious")),
 )
-_OBJECT_ADJECTIVE_SCALES = (
+OBJECT_ADJECTIVE_SCALES = (
     (("big", "large"), ("small", "little")),
     (("new",), ("old",)),
     (("clean", "spotless"), ("dirty", "filthy")),
@@ -114,7 +117,7 @@ _MANNER_SCALES = (
     (("quietly", "silently"), ("loudly", "noisily")),
 )
 # One event happens in one place, so every place excludes every other.
-_PLACE_SCALES = (
+PLACE_SCALES = (
     (
         ("park",),
         ("kitchen",),
@@ -131,16 +134,16 @@ _PLACE_SCALES = (
 _FUNCTION_WORDS = ("the", "never", "in")
 
 _MODIFIER_SCALES = {
-    "subject_adjective": _SUBJECT_ADJECTIVE_SCALES,
-    "object_adjective": _OBJECT_ADJECTIVE_SCALES,
+    "subject_adjective": SUBJECT_ADJECTIVE_SCALES,
+    "object_adjective": OBJECT_ADJECTIVE_SCALES,
     "manner": _MANNER_SCALES,
-    "place": _PLACE_SCALES,
+    "place": PLACE_SCALES,
 }
 _SCALE_OF_GROUP = {
     group: scale for scales in _MODIFIER_SCALES.values() for scale in scales for group in scale
 }
 _ALL_GROUPS = (
-    _SUBJECTS + _VERBS + _OBJECTS + tuple(_SCALE_OF_GROUP) + tuple((w,) for w in _FUNCTION_WORDS)
+    SUBJECTS + _VERBS + OBJECTS + tuple(_SCALE_OF_GROUP) + tuple((w,) for w in _FUNCTION_WORDS)
 )
 _ENGLISH_VOCABULARY = tuple(sorted(word for group in _ALL_GROUPS for word in group))
 # Words only the synthetic QA set uses (xlt_core/data/synthetic_qa.py), in the lexicons too.
@@ -153,7 +156,7 @@ _NEGATION_PROBABILITY = 0.2  # how often a sentence of the NER, QA and retrieval
 
 
 @dataclass(frozen=True)
-class _Meaning:
+class Meaning:
     """What a sentence says, as synonym groups; None marks an absent modifier."""
 
     subject: tuple
@@ -175,10 +178,10 @@ def synthetic_xnli(split: str, lang: str) -> list[PairExample]:
 
     Sizes are SPLIT_SIZES[split]; every split exists in every language. Deterministic.
     """
-    return _realised_pairs(_english_split, split, lang)
+    return realised_pairs(_english_split, split, lang)
 
 
-def _realised_pairs(
+def realised_pairs(
     english_split: Callable[[str], tuple], split: str, lang: str
 ) -> list[PairExample]:
     """The (first, second, label) triples of `english_split(split)` realised in `lang`, as
@@ -190,7 +193,7 @@ def _realised_pairs(
             f"synthetic data has no language {lang!r}; available: {', '.join(SYNTHETIC_LANGUAGES)}"
         )
     return [
-        PairExample(_realise(first, lang), _realise(second, lang), label)
+        PairExample(realise(first, lang), realise(second, lang), label)
         for first, second, label in english_split(split)
     ]
 
@@ -205,7 +208,7 @@ def synthetic_synonyms(lang: str = "en") -> dict[str, list[str]]:
     return {
         word: [other for other in group if other != word]
         for english_group in _ALL_GROUPS
-        for group in [_translated(english_group, lang)]
+        for group in [translated(english_group, lang)]
         for word in group
     }
 
@@ -213,18 +216,18 @@ def synthetic_synonyms(lang: str = "en") -> dict[str, list[str]]:
 @lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _english_split(split: str) -> tuple:
     """(premise, hypothesis, label) triples of rendered English sentences, labels balanced."""
-    return _balanced_split(_SPLIT_SEEDS[split], split, len(_HYPOTHESIS_BUILDERS), _hypothesis)
+    return balanced_split(_SPLIT_SEEDS[split], split, len(_HYPOTHESIS_BUILDERS), _hypothesis)
 
 
-def _hypothesis(premise: _Meaning, label: int, rng: random.Random) -> _Meaning | None:
+def _hypothesis(premise: Meaning, label: int, rng: random.Random) -> Meaning | None:
     return _HYPOTHESIS_BUILDERS[label](premise, rng)
 
 
 # (meaning, label, rng) -> the meaning to pair it with, or None where it admits none.
-_Counterpart = Callable[[_Meaning, int, random.Random], _Meaning | None]
+_Counterpart = Callable[[Meaning, int, random.Random], Meaning | None]
 
 
-def _balanced_split(seed: int, split: str, label_count: int, counterpart: _Counterpart) -> tuple:
+def balanced_split(seed: int, split: str, label_count: int, counterpart: _Counterpart) -> tuple:
     """SPLIT_SIZES[split] (first, second, label) triples of rendered English sentences, the
     labels 0 .. label_count - 1 balanced and shuffled, all drawn from random.Random(seed)."""
     rng = random.Random(seed)
@@ -245,16 +248,16 @@ def _english_pair(label: int, rng: random.Random, counterpart: _Counterpart) -> 
             return first, second, label
 
 
-def _random_meaning(rng: random.Random) -> _Meaning:
+def _random_meaning(rng: random.Random) -> Meaning:
     modifiers = {
         slot: rng.choice(_groups_of(slot)) if rng.random() < _MODIFIER_PROBABILITY else None
         for slot in _MODIFIER_SCALES
     }
-    return _Meaning(rng.choice(_SUBJECTS), rng.choice(_VERBS), rng.choice(_OBJECTS), **modifiers)
+    return Meaning(rng.choice(SUBJECTS), rng.choice(_VERBS), rng.choice(OBJECTS), **modifiers)
 
 
 @lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
-def _rendered_sentences(seed: int, count: int) -> tuple:
+def rendered_sentences(seed: int, count: int) -> tuple:
     """`count` rendered English sentences drawn from random.Random(seed), a fifth of them
     negated: the text of the synthetic NER, QA and retrieval sets."""
     rng = random.Random(seed)
@@ -271,7 +274,7 @@ def _groups_of(slot: str) -> tuple:
     return tuple(group for scale in _MODIFIER_SCALES[slot] for group in scale)
 
 
-def _entailed(premise: _Meaning, rng: random.Random) -> _Meaning:
+def _entailed(premise: Meaning, rng: random.Random) -> Meaning:
     """Drop some modifiers, or keep the meaning (rendering then restates it with synonyms)."""
     present = premise.modifiers(present=True)
     if not present or rng.random() < _RESTATE_PROBABILITY:
@@ -280,7 +283,7 @@ def _entailed(premise: _Meaning, rng: random.Random) -> _Meaning:
     return replace(premise, **{slot: None for slot in dropped})
 
 
-def _neutral(premise: _Meaning, rng: random.Random) -> _Meaning | None:
+def _neutral(premise: Meaning, rng: random.Random) -> Meaning | None:
     """Add a modifier the premise does not mention (None if it mentions all)."""
     absent = premise.modifiers(present=False)
     if not absent:
@@ -290,7 +293,7 @@ def _neutral(premise: _Meaning, rng: random.Random) -> _Meaning | None:
     return _maybe_drop_another(hypothesis, added, rng)
 
 
-def _contradicted(premise: _Meaning, rng: random.Random) -> _Meaning:
+def _contradicted(premise: Meaning, rng: random.Random) -> Meaning:
     """Negate the verb or swap a present modifier for an incompatible one."""
     changed = rng.choice(["negated"] + premise.modifiers(present=True))
     if changed == "negated":
@@ -303,7 +306,7 @@ def _contradicted(premise: _Meaning, rng: random.Random) -> _Meaning:
     return _maybe_drop_another(hypothesis, changed, rng)
 
 
-def _maybe_drop_another(hypothesis: _Meaning, changed_slot: str, rng: random.Random) -> _Meaning:
+def _maybe_drop_another(hypothesis: Meaning, changed_slot: str, rng: random.Random) -> Meaning:
     """Sometimes also drop an untouched modifier, so length alone does not give the label away."""
     others = [slot for slot in hypothesis.modifiers(present=True) if slot != changed_slot]
     if others and rng.random() < _EXTRA_DROP_PROBABILITY:
@@ -314,7 +317,7 @@ def _maybe_drop_another(hypothesis: _Meaning, changed_slot: str, rng: random.Ran
 _HYPOTHESIS_BUILDERS = (_entailed, _neutral, _contradicted)  # indexed by XNLI label id
 
 
-def _render(meaning: _Meaning, rng: random.Random) -> tuple:
+def _render(meaning: Meaning, rng: random.Random) -> tuple:
     """English words as (before verb, verb phrase, after verb); synonyms drawn at random.
 
     Keeping the verb phrase apart lets a derived language move it.
@@ -336,19 +339,19 @@ def _render(meaning: _Meaning, rng: random.Random) -> tuple:
     return before, verb_phrase, after
 
 
-def _realise(sentence: tuple, lang: str) -> str:
+def realise(sentence: tuple, lang: str) -> str:
     """The sentence text in a (pseudo-)language: word-by-word lexicon, "de" verb-final."""
-    return " ".join(_translated(_word_order(sentence, lang), lang))
+    return " ".join(translated(word_order(sentence, lang), lang))
 
 
-def _word_order(sentence: tuple, lang: str) -> tuple:
+def word_order(sentence: tuple, lang: str) -> tuple:
     """A rendered sentence's English words in the order of `lang` ("de" moves the verb
     phrase last), so tasks that label words can carry the labels along."""
     before, verb_phrase, after = sentence
     return before + after + verb_phrase if lang == "de" else before + verb_phrase + after
 
 
-def _translated(words, lang: str) -> list[str]:
+def translated(words, lang: str) -> list[str]:
     """English words replaced word by word by their pseudo-words in `lang`."""
     if lang == "en":
         return list(words)
@@ -435,7 +438,7 @@ def synthetic_parallel(lang: str) -> list[tuple[str, str]]:
             f"{', '.join(other for other in SYNTHETIC_LANGUAGES if other != 'en')}, not {lang!r}"
         )
     return [
-        (_realise(sentence, "en"), _realise(sentence, lang))
+        (realise(sentence, "en"), realise(sentence, lang))
         for triple in _english_split("train")
         for sentence in triple[:2]
     ]

@@ -18,16 +18,16 @@ from functools import lru_cache
 
 from xlt_core.data.examples import NER_LABELS, TaggedSentence
 from xlt_core.data.synthetic import (  # the grammar, lexicons and drawing are shared, not copied
-    _OBJECT_ADJECTIVE_SCALES,
-    _OBJECTS,
-    _PLACE_SCALES,
-    _SUBJECT_ADJECTIVE_SCALES,
-    _SUBJECTS,
+    OBJECT_ADJECTIVE_SCALES,
+    OBJECTS,
+    PLACE_SCALES,
     SPLIT_SIZES,
+    SUBJECT_ADJECTIVE_SCALES,
+    SUBJECTS,
     SYNTHETIC_LANGUAGES,
-    _rendered_sentences,
-    _translated,
-    _word_order,
+    rendered_sentences,
+    translated,
+    word_order,
 )
 from xlt_core.errors import ConfigError, DataError
 
@@ -40,9 +40,9 @@ def _groups(scales: tuple) -> tuple:
 
 
 _ROLE_GROUPS = {
-    "PER": _SUBJECTS + _groups(_SUBJECT_ADJECTIVE_SCALES),
-    "ORG": _OBJECTS + _groups(_OBJECT_ADJECTIVE_SCALES),
-    "LOC": _groups(_PLACE_SCALES),
+    "PER": SUBJECTS + _groups(SUBJECT_ADJECTIVE_SCALES),
+    "ORG": OBJECTS + _groups(OBJECT_ADJECTIVE_SCALES),
+    "LOC": _groups(PLACE_SCALES),
 }
 # Each entity word's type (no word has two: the roles' groups are disjoint).
 ENTITY_TYPE = {word: kind for kind, groups in _ROLE_GROUPS.items() for g in groups for word in g}
@@ -90,6 +90,6 @@ def synthetic_ner_languages(split: str) -> list[str]:
 
 @lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _tagged(split: str, lang: str) -> tuple[TaggedSentence, ...]:
-    sentences = _rendered_sentences(_SPLIT_SEEDS[split], SPLIT_SIZES[split])
-    ordered = (_word_order(sentence, lang) for sentence in sentences)
-    return tuple(TaggedSentence(tuple(_translated(w, lang)), bio_tags(w)) for w in ordered)
+    sentences = rendered_sentences(_SPLIT_SEEDS[split], SPLIT_SIZES[split])
+    ordered = (word_order(sentence, lang) for sentence in sentences)
+    return tuple(TaggedSentence(tuple(translated(w, lang)), bio_tags(w)) for w in ordered)

@@ -21,9 +21,9 @@ from functools import lru_cache
 
 from xlt_core.data.examples import PairExample
 from xlt_core.data.synthetic import (  # the grammar, lexicons and drawing are shared, not copied
-    _balanced_split,
-    _Meaning,
-    _realised_pairs,
+    Meaning,
+    balanced_split,
+    realised_pairs,
 )
 
 # Distinct from the NLI set's split seeds, so the two tasks draw different sentences.
@@ -33,20 +33,20 @@ _SPLIT_SEEDS = {"train": 4004, "dev": 5005, "test": 6006}
 def synthetic_pawsx(split: str, lang: str) -> list[PairExample]:
     """The synthetic paraphrase pairs of one split in one (pseudo-)language; sizes as the
     synthetic NLI set's (SPLIT_SIZES), labels balanced, output deterministic."""
-    return _realised_pairs(_english_split, split, lang)
+    return realised_pairs(_english_split, split, lang)
 
 
 @lru_cache(maxsize=32)  # bounded: a Ray worker runs many trials
 def _english_split(split: str) -> tuple:
-    return _balanced_split(_SPLIT_SEEDS[split], split, 2, _counterpart)
+    return balanced_split(_SPLIT_SEEDS[split], split, 2, _counterpart)
 
 
-def _counterpart(meaning: _Meaning, label: int, rng: random.Random) -> _Meaning:
+def _counterpart(meaning: Meaning, label: int, rng: random.Random) -> Meaning:
     """The meaning itself for a paraphrase (rendered anew, so the wording differs), else a swap."""
     return meaning if label == 1 else _swapped(meaning, rng)
 
 
-def _swapped(meaning: _Meaning, rng: random.Random) -> _Meaning:
+def _swapped(meaning: Meaning, rng: random.Random) -> Meaning:
     """Swap the subject and object nouns, or the two nouns' adjectives when both exist."""
     both_adjectives = meaning.subject_adjective is not None and meaning.object_adjective is not None
     if both_adjectives and rng.random() < 0.5:

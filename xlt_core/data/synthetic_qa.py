@@ -30,9 +30,9 @@ from xlt_core.data.synthetic import (  # the grammar, lexicons and drawing are s
     DEV_SIZE,
     SYNTHETIC_LANGUAGES,
     TRAIN_SIZE,
-    _rendered_sentences,
-    _translated,
-    _word_order,
+    rendered_sentences,
+    translated,
+    word_order,
 )
 from xlt_core.data.synthetic_ner import entity_spans
 from xlt_core.errors import DataError
@@ -84,11 +84,11 @@ def _questions(prefix: str, seed: int, count: int, lang: str) -> tuple[QAExample
     CONTEXT_SENTENCES sentences, all drawn from `seed`; `lang` only translates (and orders)
     them."""
     contexts = -(-count // QUESTIONS_PER_CONTEXT)
-    sentences = _rendered_sentences(seed, contexts * CONTEXT_SENTENCES)
+    sentences = rendered_sentences(seed, contexts * CONTEXT_SENTENCES)
     rng = random.Random(seed)
     examples = []
     for first in range(0, len(sentences), CONTEXT_SENTENCES):
-        ordered = [_word_order(s, lang) for s in sentences[first : first + CONTEXT_SENTENCES]]
+        ordered = [word_order(s, lang) for s in sentences[first : first + CONTEXT_SENTENCES]]
         context, word_starts = _context(ordered, lang)
         # (sentence, entity) pairs to ask about; entity k is the same in every word order.
         candidates = [
@@ -97,7 +97,7 @@ def _questions(prefix: str, seed: int, count: int, lang: str) -> tuple[QAExample
         for sentence, entity in rng.sample(candidates, QUESTIONS_PER_CONTEXT):
             words = ordered[sentence]
             start, stop, kind = entity_spans(words)[entity]
-            answer = " ".join(_translated(words[start:stop], lang))
+            answer = " ".join(translated(words[start:stop], lang))
             examples.append(
                 QAExample(
                     f"{prefix}-{len(examples)}",
@@ -115,7 +115,7 @@ def _context(ordered: list, lang: str) -> tuple[str, list[list[int]]]:
     text, word_starts = "", []
     for words in ordered:
         starts = []
-        for word in _translated(words, lang):
+        for word in translated(words, lang):
             text += " " if text else ""
             starts.append(len(text))
             text += word
@@ -130,4 +130,4 @@ def _question(words: tuple, start: int, stop: int, kind: str, lang: str) -> str:
     while start > 0 and words[start - 1] in _LEADING_WORDS:
         start -= 1
     asked = (*words[:start], _QUESTION_WORD[kind], *words[stop:])
-    return " ".join(_translated(asked, lang)) + " ?"
+    return " ".join(translated(asked, lang)) + " ?"

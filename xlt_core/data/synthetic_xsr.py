@@ -12,7 +12,7 @@ parallel data (the NLI training sentences) that adjustment trains on.
 from functools import lru_cache
 
 from xlt_core.data.examples import RetrievalPairs
-from xlt_core.data.synthetic import SYNTHETIC_LANGUAGES, _realise, _rendered_sentences
+from xlt_core.data.synthetic import SYNTHETIC_LANGUAGES, realise, rendered_sentences
 from xlt_core.errors import DataError
 
 PAIRS = 1000
@@ -28,9 +28,9 @@ def synthetic_tatoeba(lang: str) -> RetrievalPairs:
             f"synthetic retrieval pairs pair English with {', '.join(SYNTHETIC_XSR_LANGUAGES)}, "
             f"not {lang!r}"
         )
-    sentences = _rendered_sentences(_SEED, PAIRS)
+    sentences = rendered_sentences(_SEED, PAIRS)
     return RetrievalPairs(
         lang,
-        tuple(_realise(sentence, lang) for sentence in sentences),
-        tuple(_realise(sentence, "en") for sentence in sentences),
+        tuple(realise(sentence, lang) for sentence in sentences),
+        tuple(realise(sentence, "en") for sentence in sentences),
     )

@@ -21,8 +21,8 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
+from xlt_core.batching import pad_batch
 from xlt_core.data.alignment import AlignedPairs
-from xlt_core.tasks.pair_classification import pad_batch
 
 
 def span_average_matrix(spans: Sequence[Sequence[tuple[int, int]]], width: int) -> torch.Tensor:

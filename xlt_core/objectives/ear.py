@@ -39,6 +39,7 @@ from typing import Sequence
 import torch
 import torch.nn.functional as F
 
+from xlt_core.batching import pad_batch, rows
 from xlt_core.data.synonyms import augment_pair
 from xlt_core.objectives.base import Batch, Encoder
 from xlt_core.objectives.perturbation import (
@@ -47,7 +48,7 @@ from xlt_core.objectives.perturbation import (
     real_token_mask,
     word_embeddings,
 )
-from xlt_core.tasks.pair_classification import EncodedPairs, pad_batch, rows
+from xlt_core.tasks.pair_classification import EncodedPairs
 
 
 def masked_mean(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -1,23 +1,26 @@
 """What a task provides to the one trial path (`xlt_core.trial.run_trial`).
 
-A task is one module of `xlt_core/tasks/` with one object that has:
+A task is declared once (`registry.TaskDeclaration`: name, head, metrics, supported
+objectives and adaptations, data sizes; `tasks/declarations.py` holds the built-in ones)
+and implemented by an object, built from its declaration, that has:
 
 - `name`, `head` (a key of `models.HEADS`), `objectives` and `adaptations`: the methods
   (`config.method`) and adaptations (`config.adaptation`) it supports; anything else is
-  refused before any work starts;
+  refused before any work starts (`DeclaredTask` gives these from the declaration);
 - `check(config)`: cheap pre-flight checks (languages and files exist, no reading);
   `read(config)`: read every local file the trial will read, so that a corrupt line stops
   a sweep before Ray starts;
 - `num_labels(config)`, `selection_metric(config)` (the dev metric that model and
-  configuration selection rank by);
+  configuration selection rank by; `DeclaredTask` gives it from the declaration);
 - `load_training(config)`: the training examples (empty for a task without training);
   `training_texts(examples)`: their text, for a tokenizer trained locally;
 - `encoder(config, tokenizer, training_examples)`: a function that turns examples into a
   `TrainingSet` (objectives call it, on the examples or on copies they make);
 - `evaluator(config, model, tokenizer, device)`: an `Evaluator` over every evaluation set.
 
-Adding a task: a module with such an object, its entry in `tasks/__init__.py`'s TASKS, and
-its name in `config.TASKS`. Its torch-side helpers (encoding, prediction) are imported inside
+Adding a task (docs/extending.md): a declaration naming such a class, e.g. a pair task's
+declaration naming `tasks.pair_task:PairClassificationTask` with its loader, lister and
+labels: nothing else. Its torch-side helpers (encoding, prediction) are imported inside
 `encoder` and `evaluator`: the sweep driver's pre-flight (`xlt_core.preflight`) imports TASKS
 and runs `check` and `read` without torch.
 """
@@ -27,11 +30,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from xlt_core.config import TrialConfig
+from xlt_core import registry
 from xlt_schema import example_scores_key, metric_key
 
 if TYPE_CHECKING:
     import torch
+
+    from xlt_core.config import TrialConfig
 
 
 class Evaluator(Protocol):
@@ -67,15 +72,32 @@ class Task(Protocol):
     ) -> Evaluator: ...
 
 
-@dataclass(frozen=True)
-class TaskDeclaration:
-    """What every task declares: its name, its head and what it supports. Task classes
-    derive from it and add the protocol's methods."""
+class DeclaredTask:
+    """What a task's declaration gives: its name, head, supported objectives and adaptations
+    and selection metric. Task classes derive from it and add the protocol's other methods;
+    the registry builds one per declaration (`TaskClass(declaration)`)."""
 
-    name: str
-    head: str
-    objectives: tuple[str, ...]
-    adaptations: tuple[str, ...]
+    def __init__(self, declaration: registry.TaskDeclaration):
+        self.declaration = declaration
+
+    @property
+    def name(self) -> str:
+        return self.declaration.name
+
+    @property
+    def head(self) -> str:
+        return self.declaration.head
+
+    @property
+    def objectives(self) -> tuple[str, ...]:
+        return registry.supported_objectives(self.declaration)
+
+    @property
+    def adaptations(self) -> tuple[str, ...]:
+        return registry.supported_adaptations(self.declaration)
+
+    def selection_metric(self, config: TrialConfig) -> str:
+        return self.declaration.selection_metric_for(config)
 
 
 def limit(items: Sequence[Any], count: int | None) -> list[Any]:

@@ -10,12 +10,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from xlt_core.batching import PaddedTrainingSet, pad_batch, rows, token_budget_batches
 from xlt_core.data.squad import QAExample
-from xlt_core.tasks.pair_classification import (
-    PaddedTrainingSet,
-    pad_batch,
-    token_budget_batches,
-)
 
 MAX_ANSWER_TOKENS = 30  # longest predicted span, as in the SQuAD/XTREME scripts
 N_BEST = 20  # start and end candidates per window
@@ -98,7 +94,7 @@ def encode_qa(tokenizer, examples: Sequence[QAExample], max_length: int, stride:
 
 class QATrainingSet(PaddedTrainingSet):
     def rows(self, indices):
-        return [(self.encoded.input_ids[i], self.encoded.token_type_ids[i]) for i in indices]
+        return rows(self.encoded, indices)
 
     def targets(self, indices, width):
         return {
@@ -141,19 +137,14 @@ def predict_answers(
     model.eval()
     spans: list[tuple[float, int, int] | None] = [None] * len(features)
     lengths = [len(ids) for ids in features.input_ids]
-    for rows in token_budget_batches(lengths, batch_size, tokens_per_batch):
-        batch = {
-            k: v.to(device)
-            for k, v in pad_batch(
-                [(features.input_ids[i], features.token_type_ids[i]) for i in rows], pad_id
-            ).items()
-        }
+    for chunk in token_budget_batches(lengths, batch_size, tokens_per_batch):
+        batch = {k: v.to(device) for k, v in pad_batch(rows(features, chunk), pad_id).items()}
         output = model(**batch)
         start_logits, end_logits = (
             output.start_logits.float().cpu().numpy(),
             output.end_logits.float().cpu().numpy(),
         )
-        for position, row in enumerate(rows):
+        for position, row in enumerate(chunk):
             spans[row] = best_span(
                 start_logits[position], end_logits[position], features.offsets[row]
             )

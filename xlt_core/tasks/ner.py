@@ -9,13 +9,13 @@ copy sentence pairs and are not defined for tagged sentences. Every adaptation.
 
 from __future__ import annotations
 
-from xlt_core.config import ADAPTATIONS, TrialConfig
+from xlt_core.config import TrialConfig
 from xlt_core.data.ner import NER_LABELS, available_ner_languages, load_ner
 from xlt_core.errors import ConfigError, DataError
-from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, data_location, limit
+from xlt_core.tasks.base import DeclaredTask, SetEvaluator, data_location, limit
 
 
-class NERTask(TaskDeclaration):
+class NERTask(DeclaredTask):
     def check(self, config: TrialConfig) -> None:
         source = [config.source_lang]
         wanted = {"train": source, "dev": source, "test": list(config.target_langs)}
@@ -39,9 +39,6 @@ class NERTask(TaskDeclaration):
 
     def num_labels(self, config: TrialConfig) -> int:
         return len(NER_LABELS)
-
-    def selection_metric(self, config: TrialConfig) -> str:
-        return f"dev/{config.source_lang}/f1"
 
     def load_training(self, config: TrialConfig):
         sentences = load_ner(config.data_source, "train", config.source_lang, config.data_dir)
@@ -84,6 +81,3 @@ class NERTask(TaskDeclaration):
             )
             for split, lang in keys
         }
-
-
-TASK = NERTask("ner", "token_classification", ("finetune", "adv", "rs_rp"), ADAPTATIONS)

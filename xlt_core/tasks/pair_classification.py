@@ -1,22 +1,19 @@
-"""Sentence-pair classification (XNLI, PAWS-X): encoding, batching and scoring; the padding
-and token-budget evaluation batches every task shares."""
+"""Sentence-pair classification (XNLI, PAWS-X): encoding (cached, `encoding_cache`),
+training sets, prediction and scoring. Padding and batching are `xlt_core.batching`."""
 
 from __future__ import annotations
 
-import hashlib
-import os
-import tempfile
-import weakref
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
 from transformers import PreTrainedTokenizerBase
 
+from xlt_core.batching import PaddedTrainingSet, pad_batch, rows, token_budget_batches
 from xlt_core.data.examples import PairExample
+from xlt_core.encoding_cache import cached_encoding, encoding_key
 from xlt_core.precision import autocast
 
 
@@ -32,12 +29,6 @@ class EncodedPairs:
         return len(self.labels)
 
 
-# Encodings reused within one process (a Ray worker runs many trials): the few most recent.
-_MEMORY_CACHE_SIZE = 8
-_memory_cache: OrderedDict[str, EncodedPairs] = OrderedDict()
-_fingerprints: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def encode_pairs(
     tokenizer: PreTrainedTokenizerBase,
     examples: Sequence[PairExample],
@@ -46,14 +37,11 @@ def encode_pairs(
 ) -> EncodedPairs:
     """Tokenise once per (examples, tokenizer, max_length): kept in memory, and on disk when
     `cache_dir` is given so that every trial on the machine reuses it."""
-    key = _cache_key(tokenizer, examples, max_length)
-    if key in _memory_cache:
-        _memory_cache.move_to_end(key)
-        return _memory_cache[key]
-    path = cache_dir / "encoded" / f"{key}.pt" if cache_dir else None
-    if path is not None and path.exists():
-        encoded = EncodedPairs(**torch.load(path))
-    else:
+    key = encoding_key(
+        tokenizer, max_length, (f"{e.sentence1}\t{e.sentence2}\t{e.label}" for e in examples)
+    )
+
+    def encode() -> EncodedPairs:
         batch = tokenizer(
             [e.sentence1 for e in examples],
             [e.sentence2 for e in examples],
@@ -61,41 +49,11 @@ def encode_pairs(
             max_length=max_length,
             return_token_type_ids=True,
         )
-        encoded = EncodedPairs(
+        return EncodedPairs(
             batch["input_ids"], batch["token_type_ids"], [e.label for e in examples]
         )
-        if path is not None:
-            _save_atomically(encoded, path)
-    _memory_cache[key] = encoded
-    if len(_memory_cache) > _MEMORY_CACHE_SIZE:
-        _memory_cache.popitem(last=False)
-    return encoded
 
-
-@dataclass
-class PaddedTrainingSet:
-    """Encoded training items (anything with a length); each batch is padded to its
-    longest row (`rows`) and carries the head's targets (`targets`)."""
-
-    encoded: Any
-    pad_id: int
-
-    def __len__(self) -> int:
-        return len(self.encoded)
-
-    def lengths(self) -> list[int]:
-        """Each item's width: the length of its row."""
-        return [len(ids) for ids, _ in self.rows(range(len(self)))]
-
-    def rows(self, indices: Sequence[int]) -> list[tuple[list[int], list[int]]]:
-        raise NotImplementedError
-
-    def targets(self, indices: Sequence[int], width: int) -> dict[str, torch.Tensor]:
-        raise NotImplementedError
-
-    def batch(self, indices: Sequence[int]) -> dict[str, torch.Tensor]:
-        batch = pad_batch(self.rows(indices), self.pad_id)
-        return batch | self.targets(indices, batch["input_ids"].shape[1])
+    return cached_encoding(key, EncodedPairs, encode, cache_dir)
 
 
 class PairTrainingSet(PaddedTrainingSet):
@@ -104,51 +62,6 @@ class PairTrainingSet(PaddedTrainingSet):
 
     def targets(self, indices, width):
         return {"labels": torch.tensor([self.encoded.labels[i] for i in indices])}
-
-
-def pad_batch(rows: Sequence[tuple[list[int], list[int]]], pad_id: int) -> dict[str, torch.Tensor]:
-    """Pad (input_ids, token_type_ids) rows to the longest row of this batch."""
-    width = max(len(ids) for ids, _ in rows)
-    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    token_type_ids = torch.zeros((len(rows), width), dtype=torch.long)
-    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, (ids, types) in enumerate(rows):
-        input_ids[i, : len(ids)] = torch.tensor(ids)
-        token_type_ids[i, : len(types)] = torch.tensor(types)
-        attention_mask[i, : len(ids)] = 1
-    return {
-        "input_ids": input_ids,
-        "token_type_ids": token_type_ids,
-        "attention_mask": attention_mask,
-    }
-
-
-def rows(encoded: EncodedPairs, indices: Sequence[int]) -> list[tuple[list[int], list[int]]]:
-    return [(encoded.input_ids[i], encoded.token_type_ids[i]) for i in indices]
-
-
-def token_budget_batches(
-    lengths: Sequence[int], batch_size: int, tokens_per_batch: int | None = None
-) -> list[list[int]]:
-    """Evaluation batches: row indices sorted by length (ties in index order), each batch
-    as many rows as fit the budget of padded tokens (rows x the batch's longest row); a
-    row longer than the budget is a batch of its own. Every task's prediction uses it.
-
-    The budget is `tokens_per_batch` (`TrialConfig.eval_token_budget()`), or by default
-    `batch_size` x the longest row: the padded tokens of the widest batch that
-    `batch_size` rows per batch made, so no batch is bigger than that one was, and
-    batches of short rows hold more rows."""
-    budget = tokens_per_batch or batch_size * max(lengths, default=1)
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
-        if current and (len(current) + 1) * lengths[i] > budget:
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
 
 
 @torch.no_grad()
@@ -185,39 +98,3 @@ def score_predictions(predictions: np.ndarray, labels: Sequence[int]) -> dict:
         "predictions": np.asarray(predictions).tolist(),
         "labels": list(labels),
     }
-
-
-def _cache_key(
-    tokenizer: PreTrainedTokenizerBase, examples: Sequence[PairExample], max_length: int
-) -> str:
-    digest = hashlib.sha256(f"{_fingerprint(tokenizer)}|{max_length}|".encode())
-    for example in examples:
-        digest.update(f"{example.sentence1}\t{example.sentence2}\t{example.label}\n".encode())
-    return digest.hexdigest()[:24]
-
-
-def _fingerprint(tokenizer: PreTrainedTokenizerBase) -> str:
-    # Hashing the whole tokenizer definition is exact and costs one serialisation per process.
-    if tokenizer not in _fingerprints:
-        definition = (
-            tokenizer.backend_tokenizer.to_str()
-            if tokenizer.is_fast
-            else repr(sorted(tokenizer.get_vocab().items()))
-        )
-        _fingerprints[tokenizer] = hashlib.sha256(definition.encode()).hexdigest()
-    return _fingerprints[tokenizer]
-
-
-def _save_atomically(encoded: EncodedPairs, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, staging = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    os.close(handle)
-    torch.save(
-        {
-            "input_ids": encoded.input_ids,
-            "token_type_ids": encoded.token_type_ids,
-            "labels": encoded.labels,
-        },
-        staging,
-    )
-    os.replace(staging, path)

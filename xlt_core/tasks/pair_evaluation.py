@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
+from xlt_core import registry
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PairExample
 from xlt_core.data.loading import load_split
@@ -33,10 +34,6 @@ MIXED_LANGUAGE_SEED = 0
 # The language the test sets are translated from: the reference of the mixed-language set
 # and of the alignment check.
 REFERENCE_LANG = "en"
-# Whether a task's translated test sets keep every label: XNLI's do, so a label that differs
-# between two languages' files at the same line means the files are misaligned; the PAWS-X
-# translations relabel about 1% of pairs, whose generalized pairs are left out instead.
-LABELS_AGREE_ACROSS_LANGUAGES = {"xnli": True, "pawsx": False}
 
 
 def pair_language(first: str, second: str) -> str:
@@ -81,7 +78,7 @@ def check_aligned(config: TrialConfig, test: dict[str, list[PairExample]]) -> No
                 f"test-{REFERENCE_LANG} {len(reference)}: generalized and mixed-language "
                 "pairs need line-aligned test files"
             )
-        if not LABELS_AGREE_ACROSS_LANGUAGES[config.task]:
+        if not registry.task(config.task).translations_keep_labels:
             continue
         for line, (a, b) in enumerate(zip(reference, test[lang]), start=1):
             if a.label != b.label:

@@ -13,11 +13,21 @@ from pathlib import Path
 
 from xlt_core.config import TrialConfig
 from xlt_core.data.loading import check_data, load_split, num_labels
-from xlt_core.tasks.base import SetEvaluator, TaskDeclaration
+from xlt_core.registry import DeclarationError, TaskDeclaration
+from xlt_core.tasks.base import DeclaredTask, SetEvaluator
 from xlt_core.tasks.pair_evaluation import evaluation_sets
 
 
-class PairClassificationTask(TaskDeclaration):
+class PairClassificationTask(DeclaredTask):
+    """Any sentence-pair classification task: its declaration names its loader, language
+    lister and labels (`data/loading.py` reads through them)."""
+
+    def __init__(self, declaration: TaskDeclaration):
+        for name in ("labels", "loader", "lister"):
+            if getattr(declaration, name) is None:
+                raise DeclarationError("task", declaration.name, name, "required by a pair task")
+        super().__init__(declaration)
+
     def check(self, config: TrialConfig) -> None:
         check_data(config)
 
@@ -27,9 +37,6 @@ class PairClassificationTask(TaskDeclaration):
 
     def num_labels(self, config: TrialConfig) -> int:
         return num_labels(config)
-
-    def selection_metric(self, config: TrialConfig) -> str:
-        return f"dev/{config.dev_lang}/accuracy"
 
     def load_training(self, config: TrialConfig):
         return load_split(config, "train", config.source_lang)
@@ -66,4 +73,4 @@ class PairClassificationTask(TaskDeclaration):
             )
             return score_predictions(predictions, encoded.labels)
 
-        return SetEvaluator(score, list(sets), ("dev", config.dev_lang), "accuracy")
+        return SetEvaluator(score, list(sets), ("dev", config.dev_lang), self.declaration.metric)

@@ -15,7 +15,7 @@ Every adaptation.
 
 from __future__ import annotations
 
-from xlt_core.config import ADAPTATIONS, TrialConfig
+from xlt_core.config import TrialConfig
 from xlt_core.data.squad import (
     CROSS_LINGUAL_SETS,
     EVAL_SETS,
@@ -25,7 +25,7 @@ from xlt_core.data.squad import (
     load_training,
 )
 from xlt_core.errors import ConfigError, DataError
-from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, limit
+from xlt_core.tasks.base import DeclaredTask, SetEvaluator, limit
 from xlt_core.tasks.qa_scoring import normalizer_for, score_answers
 
 
@@ -54,7 +54,7 @@ def check_training(config: TrialConfig) -> None:
         raise ConfigError("data_dir", config.data_dir, str(error)) from None
 
 
-class QATask(TaskDeclaration):
+class QATask(DeclaredTask):
     def check(self, config: TrialConfig) -> None:
         check_training(config)
         try:
@@ -76,9 +76,6 @@ class QATask(TaskDeclaration):
 
     def num_labels(self, config: TrialConfig) -> int:
         return 2  # unused by the QA head (start and end logits)
-
-    def selection_metric(self, config: TrialConfig) -> str:
-        return f"dev/{config.source_lang}/f1"
 
     def load_training(self, config: TrialConfig):
         examples = load_training(config.data_source, "train", config.data_dir)
@@ -151,6 +148,3 @@ def set_evaluator(config: TrialConfig, model, tokenizer, device, sets: dict) -> 
 
 def _stride(config: TrialConfig) -> int:
     return config.max_seq_length // 3
-
-
-TASK = QATask("qa", "question_answering", ("finetune", "adv", "rs_rp"), ADAPTATIONS)

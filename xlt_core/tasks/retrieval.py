@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from xlt_core.tasks.pair_classification import pad_batch, token_budget_batches
+from xlt_core.batching import pad_batch, token_budget_batches
 
 
 @torch.no_grad()

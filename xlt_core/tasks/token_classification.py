@@ -9,12 +9,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from xlt_core.batching import PaddedTrainingSet, pad_batch, token_budget_batches
 from xlt_core.data.ner import NER_LABELS, TaggedSentence
-from xlt_core.tasks.pair_classification import (
-    PaddedTrainingSet,
-    pad_batch,
-    token_budget_batches,
-)
 
 IGNORE = -100  # label of non-first subwords and special tokens: no loss, no prediction
 

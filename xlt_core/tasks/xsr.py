@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from xlt_core.config import ADAPTATIONS, TrialConfig
+from xlt_core.config import TrialConfig
 from xlt_core.data.tatoeba import available_tatoeba_languages, load_tatoeba
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.tasks import qa
-from xlt_core.tasks.base import SetEvaluator, TaskDeclaration, data_location
+from xlt_core.tasks.base import SetEvaluator, data_location
 from xlt_schema import example_scores_key, metric_key
 
 if TYPE_CHECKING:
@@ -104,7 +104,10 @@ class RetrievalEvaluator:
         return metrics, scores
 
 
-class RetrievalTask(TaskDeclaration):
+class RetrievalTask(qa.QATask):
+    """Trains as the QA task does (its training set, texts and encoder); evaluates by
+    retrieval."""
+
     def check(self, config: TrialConfig) -> None:
         qa.check_training(config)
         try:
@@ -128,24 +131,6 @@ class RetrievalTask(TaskDeclaration):
         for lang in config.target_langs:
             load_tatoeba(config.data_source, lang, config.data_dir)
 
-    def num_labels(self, config: TrialConfig) -> int:
-        return 2  # unused by the QA head (start and end logits)
-
-    def selection_metric(self, config: TrialConfig) -> str:
-        return "dev/pooled/mrr"
-
-    def load_training(self, config: TrialConfig):
-        return qa.TASK.load_training(config)
-
-    def training_texts(self, examples) -> list[str]:
-        return qa.TASK.training_texts(examples)
-
-    def encoder(self, config: TrialConfig, tokenizer, training_examples):
-        return qa.TASK.encoder(config, tokenizer, training_examples)
-
     def evaluator(self, config: TrialConfig, model, tokenizer, device) -> RetrievalEvaluator:
         qa_dev = qa.set_evaluator(config, model, tokenizer, device, qa.dev_set(config))
         return RetrievalEvaluator(config, model, tokenizer, device, qa_dev)
-
-
-TASK = RetrievalTask("xsr", "question_answering", ("finetune",), ADAPTATIONS)

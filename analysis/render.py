@@ -1,0 +1,337 @@
+"""The renderers of a sweep's report: the analysis (:mod:`analysis.sweep_analysis`) as
+report.md, as LaTeX tables and as selected_config.json. Each takes the analysis result (and,
+where the text says who holds the champion or which plots were drawn, the
+:class:`~analysis.publish.Publication`) and returns text; none reads or writes anything."""
+
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.collect import DEV_SPLIT, parse_metric_key, split_languages
+from analysis.departures import departures_pointer, departures_section
+from analysis.publish import Publication, ReportTexts
+from analysis.registry import Registration
+from analysis.select import CONFIG_COLUMNS, SIGNIFICANCE_LEVEL, TEST_SPLIT, Selection
+from analysis.stats import CONFIDENCE_LEVEL
+from analysis.sweep_analysis import SweepAnalysis, is_baseline_selection
+from analysis.tables import markdown_table, to_latex, to_markdown
+from analysis.verdict import Verdict
+from xlt_schema import NO_ADAPTATION
+
+TEST_NAMES = {
+    "ttest": "two-sided paired t-test over examples on per-example scores averaged over seeds",
+    "bootstrap": "bootstrapped paired t-test (examples resampled from the null-centred "
+    "seed-averaged differences)",
+    "permutation": "paired permutation test on predictions concatenated over seeds "
+    "(per-unit swaps; on per-example counts where logged)",
+}
+
+
+def format_mean_std(mean: float, std: float) -> str:
+    """A fraction's mean ± std in percent with one decimal (no ± when std is undefined)."""
+    if math.isnan(std):
+        return f"{100 * mean:.1f}"
+    return f"{100 * mean:.1f} ± {100 * std:.1f}"
+
+
+def format_params(params: dict) -> str:
+    """``name=value, ...`` of the settings that apply; ``(none)`` when none does.
+
+    Settings that do not apply (another method's hyperparameters, unset paths) are None.
+    """
+    return (
+        ", ".join(f"{name}={value}" for name, value in params.items() if value is not None)
+        or "(none)"
+    )
+
+
+def read_only_note(incomplete: str) -> str:
+    """What the report and the summary of a sweep that has not ended say first."""
+    return (
+        f"Sweep {incomplete}: a provisional report, written here "
+        "only; nothing was logged to the parent run and no model was registered."
+    )
+
+
+def render_report(analysis: SweepAnalysis, publication: Publication) -> ReportTexts:
+    """Every text file of the report."""
+    return ReportTexts(
+        markdown=render_markdown(analysis, publication),
+        latex=render_latex(analysis),
+        json=render_json(analysis, publication.registration),
+    )
+
+
+def render_markdown(analysis: SweepAnalysis, publication: Publication) -> str:
+    """The whole report.md text."""
+    lines = _opening(analysis, publication)
+    for split in (DEV_SPLIT, TEST_SPLIT):
+        lines += ["", *_score_table(analysis, split)]
+    lines += ["", *_selection_section(analysis.selection, analysis.baseline_method)]
+    for split, comparison in analysis.comparisons.items():
+        lines += [
+            "",
+            *_comparison_section(split, comparison, analysis.test, analysis.correction, "baseline"),
+        ]
+    lines += _papers_sections(analysis)
+    if publication.plots:
+        plots = publication.plots
+        lines += ["## Plots", "", *(f"![{Path(path).stem}]({Path(path).name})" for path in plots)]
+    lines += ["", *_registration_section(publication.registration)]
+    if analysis.parent.data.params:
+        lines += [
+            "",
+            "## Sweep settings",
+            "",
+            *(f"- {name}: {value}" for name, value in sorted(analysis.parent.data.params.items())),
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _opening(analysis: SweepAnalysis, publication: Publication) -> list[str]:
+    """The title, the report's settings, whether it is provisional, where the runs are, and
+    the warnings and verdict."""
+    reference = analysis.reference_label
+    lines = [
+        f"# Sweep report: {analysis.experiment}, parent run `{analysis.parent.info.run_id}`",
+        "",
+        f"Finished trials: {len(analysis.trials)}; baseline: method "
+        f"`{analysis.baseline_method}`, adaptation `{NO_ADAPTATION}`; "
+        f"significance test: `{analysis.test}` ({TEST_NAMES[analysis.test]}); correction over "
+        f"languages: `{analysis.correction}`; reference for `**`: "
+        f"{f'`{reference}`' if reference else 'none'}.",
+    ]
+    if analysis.incomplete:
+        lines += ["", f"**{read_only_note(analysis.incomplete)}**"]
+    if publication.ui_address:
+        serve = f" (served by `{publication.ui_command}`)" if publication.ui_command else ""
+        lines += ["", f"Runs in the MLflow UI: <{publication.ui_address}>{serve}."]
+    return [*lines, "", *_verdict_section(analysis.warnings, analysis.verdict)]
+
+
+def _papers_sections(analysis: SweepAnalysis) -> list[str]:
+    """Power, sequential seeds, the paper-style tables, the departures from the paper and
+    the reproduction of its results: each when the sweep has it."""
+    lines = []
+    if analysis.power:
+        lines += ["", *analysis.power]
+    if analysis.sequential:
+        lines += ["", *analysis.sequential]
+    if analysis.tables:
+        lines += ["", "## Paper-style tables", ""]
+        for table in analysis.tables:
+            lines += [*to_markdown(table), ""]
+    departures = analysis.departures
+    if departures:
+        lines += [*departures_section(departures), ""]
+    if analysis.reproduction_lines:
+        pointer = departures_pointer(departures)
+        lines += [*_with_pointer(list(analysis.reproduction_lines), pointer), ""]
+    return lines
+
+
+def _score_table(analysis: SweepAnalysis, split: str) -> list[str]:
+    """Configurations x languages of mean ± std over seeds of the selection's metric on
+    ``split``, baseline first."""
+    _, _, metric_name = parse_metric_key(analysis.selection.metric)
+    scores, baseline_key = analysis.seed_means, analysis.baseline_key
+    selected_key = analysis.selection.config_key
+    title = [f"## {split} {metric_name} (%)", ""]
+    split_scores = scores[(scores["split"] == split) & (scores["metric"] == metric_name)]
+    if split_scores.empty:
+        return [*title, f"_No {split} {metric_name} was logged._"]
+    languages = split_languages(analysis.trials, split)
+    configs = sorted(
+        split_scores[CONFIG_COLUMNS].drop_duplicates().itertuples(index=False),
+        key=lambda config: (config.config_key != baseline_key, config.config_label),
+    )
+    rows = []
+    for config in configs:
+        cells = split_scores[split_scores["config_key"] == config.config_key].set_index("lang")
+        label = config.config_label
+        if config.config_key == baseline_key:
+            label = f"**Baseline:** {label}"
+        if config.config_key == selected_key:
+            label = f"{label} **(selected)**"
+        values = [
+            format_mean_std(cells.at[lang, "mean"], cells.at[lang, "std"])
+            if lang in cells.index
+            else "–"
+            for lang in languages
+        ]
+        rows.append([label, str(cells["n_seeds"].max()), *values])
+    return [
+        *title,
+        *markdown_table(["Configuration", "Seeds", *languages], rows),
+        "",
+        "Cells: mean ± standard deviation over seeds, in percent.",
+    ]
+
+
+def _selection_section(selection: Selection, baseline_method: str) -> list[str]:
+    rule = (
+        f"Rule: the non-baseline configuration with the highest mean {selection.metric} over "
+        "seeds; ties go to the lower standard deviation over seeds, then to the "
+        "simpler configuration (fewer of its hyperparameters switched on), then to the "
+        "alphabetically first label. Test scores play no part in the choice."
+    )
+    if is_baseline_selection(selection, baseline_method):
+        rule += " No non-baseline configuration finished, so the baseline is selected."
+    hyperparameters = ", ".join(
+        f"{name}={selection.params.get(name)}" for name in selection.hyperparameters
+    )
+    return [
+        "## Selected configuration",
+        "",
+        rule,
+        "",
+        f"- Configuration: {selection.config_label} (method `{selection.method}`, "
+        f"adaptation `{selection.adaptation}`, config_key `{selection.config_key}`)",
+        f"- Hyperparameters: {hyperparameters or '(none recorded)'}",
+        f"- Parameters: {format_params(selection.params)}",
+        f"- Mean {selection.metric}: {format_mean_std(selection.mean, selection.std)}"
+        f" % over {selection.n_seeds} seeds",
+        f"- Runs: {', '.join(f'`{run_id}`' for run_id in selection.run_ids)}",
+    ]
+
+
+def _comparison_section(
+    split: str, comparison: pd.DataFrame, test: str, correction: str, against: str
+) -> list[str]:
+    confidence = f"{100 * CONFIDENCE_LEVEL:.0f}%"
+    rows = [
+        [
+            row.lang,
+            f"{100 * row.system_mean:.1f}",
+            f"{100 * row.baseline_mean:.1f}",
+            f"{100 * row.mean_difference:+.1f}",
+            f"[{100 * row.ci_low:+.1f}, {100 * row.ci_high:+.1f}]",
+            f"{row.p_value:.3g}",
+            f"{row.p_holm:.3g}",
+            f"{row.p_bh:.3g}",
+            "*" if row.significant else "",
+            str(row.n_examples),
+        ]
+        for row in comparison.itertuples(index=False)
+    ]
+    return [
+        f"## Selected configuration vs {against} ({split})",
+        "",
+        f"Test: {TEST_NAMES[test]}, on the {comparison['n_seeds'].iloc[0]} seed(s) both "
+        f"ran. Δ and its {confidence} CI are in percentage points. p-values are corrected "
+        f"over the {len(comparison)} languages (Holm; Benjamini-Hochberg); * marks a "
+        f"{correction}-corrected p < {SIGNIFICANCE_LEVEL} (`none`: uncorrected).",
+        "",
+        *markdown_table(
+            [
+                "Language",
+                "Selected (%)",
+                "Baseline (%)",
+                "Δ (points)",
+                f"{confidence} CI",
+                "p",
+                "p (Holm)",
+                "p (BH)",
+                "Sig.",
+                "Examples",
+            ],
+            rows,
+        ),
+    ]
+
+
+def _holder_sentence(registration: Registration) -> str:
+    holder = registration.holder
+    alias = f"`models:/{registration.model_name}@{registration.alias}`"
+    if holder is None:
+        return f"No version holds {alias}."
+    origin = f"sweep parent run `{holder.sweep_run_id}`" if holder.sweep_run_id else "no sweep"
+    return f"{alias} is held by version {holder.version} (from {origin})."
+
+
+def _registration_section(registration: Registration | None) -> list[str]:
+    lines = ["## Model registry", ""]
+    if registration is None:
+        return [*lines, "Registration was not requested."]
+    if not registration.registered:
+        return [
+            *lines,
+            f"**No model registered.** {registration.reason}.",
+            "",
+            _holder_sentence(registration),
+        ]
+    moved = (
+        f"The `{registration.alias}` alias moved to it."
+        if registration.alias_moved
+        else f"The `{registration.alias}` alias did not move to it: {registration.alias_reason} "
+        "(the alias follows the newest complete sweep)."
+    )
+    return [
+        *lines,
+        f"The selected configuration's best seed (run `{registration.run_id}`, highest "
+        f"selection metric) is registered as version {registration.version} of "
+        f"`{registration.model_name}` (source `{registration.source}`). {moved}",
+        "",
+        _holder_sentence(registration),
+    ]
+
+
+def _verdict_section(warnings: tuple[str, ...], verdict: Verdict) -> list[str]:
+    lines = []
+    if warnings:
+        lines += ["## Sanity warnings", "", *(f"- **Warning:** {text}" for text in warnings), ""]
+    lines += ["## Verdict against the baseline", "", verdict.headline]
+    return lines + (["", verdict.languages] if verdict.languages else [])
+
+
+def _with_pointer(section: list[str], pointer: str | None) -> list[str]:
+    """The reproduction section with the departures pointer under its heading."""
+    if pointer is None:
+        return section
+    return [*section[:2], pointer, "", *section[2:]]
+
+
+def render_latex(analysis: SweepAnalysis) -> str:
+    """The paper-style tables as LaTeX ``table`` environments (booktabs)."""
+    header = (
+        f"% Paper-style tables of sweep {analysis.experiment}; needs \\usepackage{{booktabs}}.\n"
+    )
+    return header + "\n".join(to_latex(table) for table in analysis.tables)
+
+
+def render_json(analysis: SweepAnalysis, registration: Registration | None) -> str:
+    """selected_config.json: the selection, the settings of the report, the model registry's
+    outcome, the comparisons per split, the reproduction and the departures (strict JSON)."""
+    payload = {
+        "experiment": analysis.experiment,
+        "parent_run_id": analysis.parent.info.run_id,
+        **asdict(analysis.selection),
+        "baseline_method": analysis.baseline_method,
+        "significance_test": analysis.test,
+        "correction": analysis.correction,
+        "reference": analysis.reference_label,
+        "registered_model": asdict(registration) if registration else None,
+    }
+    for split, comparison in analysis.comparisons.items():
+        payload[f"{split}_comparison"] = comparison.to_dict(orient="records")
+    payload = _strict_json(payload)
+    payload["reproduction"] = _strict_json(analysis.reproduction.to_dict(orient="records"))
+    payload["departures"] = analysis.departures
+    return json.dumps(payload, indent=2, allow_nan=False) + "\n"
+
+
+def _strict_json(value):
+    """NaN and infinities become null: strict JSON readers reject them."""
+    if isinstance(value, dict):
+        return {key: _strict_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict_json(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, np.generic):
+        return _strict_json(value.item())
+    return value

@@ -1,0 +1,377 @@
+"""The analysis of a sweep: its records (:mod:`analysis.sweep_records`) in, one frozen
+:class:`SweepAnalysis` out: the selection, the paired tests against the baseline, the
+significance marks, the paper-style tables, the reproduction of published results, the
+power of the design, the verdict and the sanity warnings.
+
+It writes nothing, registers nothing and draws nothing: the renderers
+(:mod:`analysis.render`) turn the result into text, :mod:`analysis.publish` puts it where it
+goes.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from mlflow.entities import Run
+
+from analysis.collect import (
+    DEV_SPLIT,
+    AnalysisError,
+    ExampleScores,
+    evaluation_splits,
+    metric_splits,
+    parse_metric_key,
+    split_languages,
+    tidy_metrics,
+)
+from analysis.completeness import incomplete_note
+from analysis.papers import PUBLISHED_RESULTS, load_published_results
+from analysis.power import power_report
+from analysis.reproduction import (
+    paper_table_rows,
+    reproduction_frame,
+    reproduction_section,
+    sweep_cells,
+    sweep_task_and_model,
+)
+from analysis.sanity import warnings_of
+from analysis.select import (
+    CONFIG_COLUMNS,
+    DEFAULT_BASELINE_METHOD,
+    DEFAULT_CORRECTION,
+    SIGNIFICANCE_LEVEL,
+    TEST_SPLIT,
+    Selection,
+    aggregate_over_seeds,
+    baseline_config_key,
+    compare_to_baseline,
+    default_selection_metric,
+    resolve_config,
+    select_best,
+    significance_marks,
+)
+from analysis.sequential import sequential_section
+from analysis.stats import DEFAULT_TEST, SIGNIFICANCE_TESTS
+from analysis.sweep_records import SweepRecords
+from analysis.tables import Table
+from analysis.verdict import (
+    BASELINE_ONLY,
+    Verdict,
+    make_verdict,
+    selection_headline,
+    untested_headline,
+)
+from xlt_schema import NO_ADAPTATION
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The settings of a report (see :func:`analysis.report.report_sweep`)."""
+
+    significance_test: str | None = None  # overrides the parent run's param
+    correction: str = DEFAULT_CORRECTION
+    baseline_method: str = DEFAULT_BASELINE_METHOD
+    reference: str | None = None  # the second reference, for ``**`` marks
+    selection_metric: str | None = None  # else the parent's param, else a default
+    paper_results: str | Path = PUBLISHED_RESULTS
+    target_difference: float | None = None  # points, for the power section
+
+
+@dataclass(frozen=True)
+class SweepAnalysis:
+    """Everything a sweep's report says, computed."""
+
+    experiment: str
+    parent: Run
+    trials: pd.DataFrame
+    seed_means: pd.DataFrame  # aggregate_over_seeds of the trials' tidy metrics
+    test: str  # the significance test, one of SIGNIFICANCE_TESTS
+    correction: str
+    baseline_method: str
+    baseline_key: str
+    reference_label: str | None
+    selection: Selection
+    comparisons: Mapping[str, pd.DataFrame]  # split -> selected vs baseline per language
+    marks: pd.DataFrame  # analysis.select.significance_marks
+    tables: tuple[Table, ...]  # the paper-style tables
+    task: str
+    model: str
+    reproduction: pd.DataFrame  # analysis.reproduction.reproduction_frame
+    reproduction_lines: tuple[str, ...]  # the section on the papers
+    power: tuple[str, ...]  # the lines of the power section (analysis/power.py)
+    sequential: tuple[str, ...]  # the sequential seeds' section (analysis/sequential.py)
+    departures: dict | None  # a paper preset's, as logged (analysis/departures.py)
+    verdict: Verdict
+    baseline_mean: float  # the baseline's mean selection metric over seeds
+    warnings: tuple[str, ...]  # sanity warnings (analysis.sanity), said before the rest
+    incomplete: str  # analysis.completeness.incomplete_note: "" when the sweep has ended
+
+    @property
+    def evaluation(self) -> pd.DataFrame | None:
+        """The comparison on test, which the verdict and the summary speak of."""
+        return self.comparisons.get(TEST_SPLIT)
+
+
+def analyse_sweep(records: SweepRecords, options: ReportOptions) -> SweepAnalysis:
+    """The analysis of the sweep ``records`` holds, with the report's ``options``."""
+    parent, trials, scores = records.parent, records.trials, records.scores
+    test = significance_test_of(parent, options.significance_test)
+    # A sweep without English dev queries (retrieval) names its own in the parent's params.
+    metric = options.selection_metric or parent.data.params.get("selection_metric")
+    selection = select_best(
+        trials, metric or default_selection_metric(trials), options.baseline_method
+    )
+    baseline_key = baseline_config_key(trials, options.baseline_method)
+    reference_key = resolve_config(trials, options.reference) if options.reference else None
+    keys = (baseline_key, reference_key, selection.config_key)
+    tested = {"test": test, "correction": options.correction}
+    comparisons, marks = _tests_against_baseline(
+        records, selection, baseline_key, reference_key, options.baseline_method, tested
+    )
+    verdict, baseline_mean = sweep_verdict(
+        scores, trials, selection, options.baseline_method, comparisons.get(TEST_SPLIT), **tested
+    )
+    baseline_label = config_label(trials, baseline_key)
+    # What the design could detect, and the seeds `target_difference` (points) would need.
+    power = power_report(
+        scores,
+        trials,
+        baseline_key,
+        selection.metric,
+        test,
+        options.target_difference,
+        alpha=SIGNIFICANCE_LEVEL,
+    )
+    return SweepAnalysis(
+        experiment=records.experiment,
+        parent=parent,
+        trials=trials,
+        seed_means=aggregate_over_seeds(tidy_metrics(trials)),
+        test=test,
+        correction=options.correction,
+        baseline_method=options.baseline_method,
+        baseline_key=baseline_key,
+        reference_label=config_label(trials, reference_key) if reference_key else None,
+        selection=selection,
+        comparisons=comparisons,
+        marks=marks,
+        power=tuple(power),
+        sequential=tuple(sequential_section(parent.data.tags)),
+        departures=records.departures,
+        verdict=verdict,
+        baseline_mean=baseline_mean,
+        warnings=tuple(
+            warnings_of(records.training, scores, trials, selection.metric, baseline_label)
+        ),
+        incomplete=incomplete_note(parent, len(trials)),
+        **_against_papers(trials, parent.data.params, marks, keys, options.paper_results),
+    )
+
+
+def _against_papers(
+    trials: pd.DataFrame,
+    sweep_params: dict,
+    marks: pd.DataFrame,
+    keys: tuple[str, str | None, str],
+    paper_results: str | Path,
+) -> dict:
+    """The fields of :class:`SweepAnalysis` on the papers: the paper-style tables and the
+    reproduction of the published results (``keys``: baseline, reference, selected)."""
+    baseline_key, reference_key, selected_key = keys
+    published = load_published_results(paper_results)
+    task, model = sweep_task_and_model(trials, sweep_params)
+    reproduction = reproduction_frame(trials, published, task, model, baseline_key, selected_key)
+    tables = paper_style_tables(
+        trials, marks, baseline_key, reference_key, sweep_params, selected_key, published
+    )
+    return {
+        "tables": tuple(tables),
+        "task": task,
+        "model": model,
+        "reproduction": reproduction,
+        "reproduction_lines": tuple(reproduction_section(reproduction, task, model)),
+    }
+
+
+def _tests_against_baseline(
+    records: SweepRecords,
+    selection: Selection,
+    baseline_key: str,
+    reference_key: str | None,
+    baseline_method: str,
+    tested: dict,
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Per evaluation split the selection vs the baseline, and every configuration's
+    significance marks (``tested``: the test and the correction)."""
+    trials, scores = records.trials, records.scores
+    splits = evaluation_splits(trials)
+    comparisons = {
+        split: compare_to_baseline(
+            scores, trials, selection.config_key, split, baseline_method, **tested
+        )
+        for split in splits
+    }
+    marks = significance_marks(scores, trials, baseline_key, reference_key, splits, **tested)
+    return comparisons, marks
+
+
+def significance_test_of(parent: Run, override: str | None) -> str:
+    """``override``, else the parent run's ``significance_test`` param, else the default."""
+    test = override or parent.data.params.get("significance_test", DEFAULT_TEST)
+    if test not in SIGNIFICANCE_TESTS:
+        raise ValueError(
+            f"significance_test={test!r} (parent run {parent.info.run_id}) is not "
+            f"one of {', '.join(SIGNIFICANCE_TESTS)}"
+        )
+    return test
+
+
+def config_label(trials: pd.DataFrame, config_key: str) -> str:
+    return trials.loc[trials["config_key"] == config_key, "config_label"].iloc[0]
+
+
+def is_baseline_selection(selection: Selection, baseline_method: str) -> bool:
+    return selection.method == baseline_method and selection.adaptation == NO_ADAPTATION
+
+
+@dataclass(frozen=True)
+class _RowRoles:
+    """Which configurations a paper-style table names: they lead it and are labelled."""
+
+    baseline_key: str
+    reference_key: str | None
+    selected_key: str
+
+    def order(self, config) -> tuple:
+        return (
+            config.config_key != self.baseline_key,
+            config.config_key != self.reference_key,
+            config.config_label,
+        )
+
+    def label(self, config) -> str:
+        label = config.config_label
+        if config.config_key == self.selected_key:
+            label += " (selected)"
+        if config.config_key == self.baseline_key:
+            label += " (baseline)"
+        elif config.config_key == self.reference_key:
+            label += " (reference)"
+        return label
+
+
+def paper_style_tables(
+    trials: pd.DataFrame,
+    marks: pd.DataFrame,
+    baseline_key: str,
+    reference_key: str | None,
+    sweep_params: dict,
+    selected_key: str = "",
+    published: pd.DataFrame | None = None,
+) -> list[Table]:
+    """One table per evaluation split (not dev) and metric: rows are configurations (the
+    baseline first, then published rows), columns the single languages and their average;
+    cells the mean over seeds in percent with marks (``*`` vs the baseline, ``**`` vs the
+    reference). Published rows: those some configuration matches (``published``, by
+    default the shipped ``published_results.tsv``)."""
+    scores = aggregate_over_seeds(tidy_metrics(trials))
+    published = load_published_results() if published is None else published
+    task, model = sweep_task_and_model(trials, sweep_params)
+    roles = _RowRoles(baseline_key, reference_key, selected_key)
+    tables = []
+    for split in (split for split in metric_splits(trials) if split != DEV_SPLIT):
+        languages = split_languages(trials, split)
+        split_scores = scores[(scores["split"] == split) & scores["lang"].isin(languages)]
+        for metric in sorted(split_scores["metric"].unique()):
+            cells = split_scores[split_scores["metric"] == metric]
+            ours = _our_rows(cells, marks, split, metric, languages, roles)
+            paper_rows = paper_table_rows(
+                sweep_cells(trials, published, task, model, split, metric), languages
+            )
+            note = (
+                "Mean over seeds in percent; avg over the languages shown. * significant vs "
+                "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are the "
+                "published rows a configuration of this sweep matches (analysis/"
+                "published_results.tsv; see the Reproduction section)"
+                + ("." if paper_rows else f"; none match (task {task}, model {model}).")
+            )
+            rows = [*ours, *paper_rows]
+            tables.append(Table(f"{split} {metric} (%)", [*languages, "avg"], rows, note))
+    return tables
+
+
+def _our_rows(
+    cells: pd.DataFrame,
+    marks: pd.DataFrame,
+    split: str,
+    metric: str,
+    languages: list[str],
+    roles: _RowRoles,
+) -> list[tuple[str, list[str]]]:
+    """The sweep's rows of one table: per configuration its marked cells and average."""
+    configs = sorted(
+        cells[CONFIG_COLUMNS].drop_duplicates().itertuples(index=False), key=roles.order
+    )
+    rows = []
+    for config in configs:
+        means = cells[cells["config_key"] == config.config_key].set_index("lang")["mean"]
+        config_marks = (
+            marks[(marks["config_key"] == config.config_key) & (marks["split"] == split)]
+            if not marks.empty
+            else marks
+        )
+        row = [_marked_cell(means, config_marks, lang, metric) for lang in languages]
+        average = (
+            f"{100 * means.reindex(languages).mean():.1f}"
+            if means.index.isin(languages).sum() == len(languages)
+            else "–"
+        )
+        rows.append((f"ours: {roles.label(config)}", [*row, average]))
+    return rows
+
+
+def _marked_cell(means: pd.Series, config_marks: pd.DataFrame, lang: str, metric: str) -> str:
+    """The mean in percent with its marks (``*`` before ``**``); – when not measured."""
+    if lang not in means.index:
+        return "–"
+    found = config_marks[config_marks["lang"] == lang] if not config_marks.empty else config_marks
+    found = (
+        found[found["metric"].isna() | (found["metric"] == metric)] if not found.empty else found
+    )
+    return f"{100 * means[lang]:.1f}{''.join(sorted(found['mark'], key=len))}"
+
+
+def sweep_verdict(
+    scores: ExampleScores,
+    trials: pd.DataFrame,
+    selection: Selection,
+    baseline_method: str,
+    evaluation: pd.DataFrame | None,
+    **options,
+) -> tuple[Verdict, float]:
+    """The verdict against the baseline (on the selection metric, with the paired test of
+    :func:`compare_to_baseline` on its split; per language on test from ``evaluation``)
+    and the baseline's mean selection metric over seeds."""
+    baseline_key = baseline_config_key(trials, baseline_method)
+    baseline_mean = float(trials.loc[trials["config_key"] == baseline_key, selection.metric].mean())
+    if is_baseline_selection(selection, baseline_method):
+        return make_verdict(BASELINE_ONLY, evaluation, TEST_SPLIT), baseline_mean
+    split, lang, name = parse_metric_key(selection.metric)
+    try:
+        dev = compare_to_baseline(
+            scores, trials, selection.config_key, split, baseline_method, **options
+        )
+        row = next(
+            (r for r in dev.itertuples(index=False) if (r.lang, r.metric) == (lang, name)), None
+        )
+        why = f"its per-example scores are of {', '.join(sorted(map(str, set(dev['metric']))))}"
+    except AnalysisError as error:
+        row, why = None, str(error)
+    if row is not None:
+        headline = selection_headline(selection.config_label, selection.metric, row)
+    else:
+        headline = untested_headline(
+            selection.config_label, selection.metric, selection.mean, baseline_mean, why
+        )
+    return make_verdict(headline, evaluation, TEST_SPLIT), baseline_mean

@@ -1,0 +1,144 @@
+"""The vertical slice end to end: a small EAR x XNLI sweep through Ray Tune and MLflow."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import scaled_timeout
+from mlflow.tracking import MlflowClient
+from sweep_helpers import run_smoke_sweep
+
+SCRIPT = Path(__file__).resolve().parents[2] / "sweeps" / "ear_xnli.py"
+# A shortened smoke preset: the same grid (baseline + 2 EAR configurations x 2 seeds).
+FAST = [
+    "--set",
+    "epochs=1",
+    "--set",
+    "max_train_examples=400",
+    "--set",
+    "max_eval_examples=100",
+    "--set",
+    "tiny_layers=6",
+]
+
+
+def run_script(cwd, *args, timeout=600):
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=scaled_timeout(timeout),
+    )
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("sweep")
+    uri, completed = run_smoke_sweep("ear_xnli", workdir, *FAST)
+    return workdir, uri, completed
+
+
+@pytest.mark.slow
+def test_sweep_tracks_parent_and_paired_child_runs(sweep):
+    _, uri, _ = sweep
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("ear_xnli")
+    runs = client.search_runs([experiment.experiment_id], max_results=100)
+    parents = [r for r in runs if r.data.tags.get("xlt.role") == "parent"]
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId")]
+    assert len(parents) == 1
+    assert len(children) == 6
+    assert all(c.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for c in children)
+    assert all(c.info.status == "FINISHED" for c in children)
+    for child in children:
+        params, metrics = child.data.params, child.data.metrics
+        assert {"method", "seed", "alpha", "beta", "layer", "m"} <= set(params)
+        assert {
+            "dev/en/accuracy",
+            "test/en/accuracy",
+            "test/es/accuracy",
+            "test/de/accuracy",
+            "test/ru/accuracy",
+        } <= set(metrics)
+        assert 0.0 <= metrics["test/es/accuracy"] <= 1.0
+        artifacts = {a.path for a in client.list_artifacts(child.info.run_id, "predictions")}
+        assert "predictions/test-es.json" in artifacts
+    by_method = {}
+    for child in children:
+        by_method.setdefault(child.data.params["method"], set()).add(child.data.params["seed"])
+    # Seeds are paired: every configuration, the baseline included, ran the same seeds.
+    assert by_method == {"finetune": {"0", "1"}, "ear": {"0", "1"}}
+    assert (
+        len({c.data.tags["config_key"] for c in children if c.data.params["method"] == "ear"}) == 2
+    )
+
+
+@pytest.mark.slow
+def test_trials_keep_tunes_result_files_and_no_tensorboard_files(sweep):
+    """Each trial directory has the CSV and JSON results that `Result.metrics_dataframe`
+    reads, and no TensorBoard event files: Tune's TensorBoard logger, which would import
+    tensorboardX and torch into the driver, is left out."""
+    workdir, _, _ = sweep
+    trial_dirs = [path for path in (workdir / "ray_results").glob("*/*") if path.is_dir()]
+    assert len(trial_dirs) == 6
+    for trial_dir in trial_dirs:
+        assert (trial_dir / "progress.csv").stat().st_size > 0
+        assert (trial_dir / "result.json").stat().st_size > 0
+        assert not list(trial_dir.glob("events.out.tfevents*"))
+
+
+@pytest.mark.slow
+def test_per_example_scores_match_the_logged_accuracy(sweep, tmp_path):
+    _, uri, _ = sweep
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("ear_xnli")
+    child = next(
+        r
+        for r in client.search_runs([experiment.experiment_id])
+        if r.data.tags.get("xlt.role") == "trial"
+    )
+    path = client.download_artifacts(child.info.run_id, "predictions/test-de.json", str(tmp_path))
+    payload = json.loads(Path(path).read_text())
+    assert len(payload["scores"]) == 100
+    assert sum(payload["scores"]) / 100 == pytest.approx(child.data.metrics["test/de/accuracy"])
+
+
+@pytest.mark.slow
+def test_parent_run_holds_the_report_and_the_selection(sweep, tmp_path):
+    _, uri, completed = sweep
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("ear_xnli")
+    parent = next(
+        r
+        for r in client.search_runs([experiment.experiment_id])
+        if r.data.tags.get("xlt.role") == "parent"
+    )
+    artifacts = {a.path for a in client.list_artifacts(parent.info.run_id, "report")}
+    assert {"report/report.md", "report/selected_config.json"} <= artifacts
+    selected = json.loads(
+        Path(
+            client.download_artifacts(
+                parent.info.run_id, "report/selected_config.json", str(tmp_path)
+            )
+        ).read_text()
+    )
+    assert "Selected configuration" in completed.stdout
+    assert selected["config_label"] in completed.stdout
+
+
+@pytest.mark.parametrize(
+    "override, field",
+    [("beta=-1", "beta"), ("layer=13", "layer"), ("target_langs=es,xx", "target_langs")],
+)
+def test_bad_setting_fails_fast_before_any_trial(tmp_path, override, field):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    completed = run_script(
+        tmp_path, "--preset", "smoke", "--tracking-uri", uri, "--set", override, timeout=120
+    )
+    assert completed.returncode == 2
+    assert f"invalid setting {field}=" in completed.stderr
+    assert not (tmp_path / "mlflow.db").exists()  # nothing started, nothing tracked
+    assert not (tmp_path / "ray_results").exists()

@@ -1,0 +1,98 @@
+"""The driver-to-worker contract (sweeps/trial_request.py) and the sweep's configurations
+resolved once (`SweepSpec.trial_config`, `SweepSpec.configs`). No Ray started here."""
+
+import pytest
+from ray.tune.search.variant_generator import generate_variants
+
+from sweeps import ear_xnli
+from sweeps.cli import apply_overrides
+from sweeps.experiment import experiment_spec
+from sweeps.trial_request import REQUIRED_KEYS, TRIAL_INDEX, TrialRequest
+from xlt_core.config import TrialConfig
+from xlt_core.errors import ConfigError, TrainingDiverged
+from xlt_schema import DIVERGED_FAILURE
+
+REQUEST = TrialRequest(
+    base={"model": "tiny", "epochs": 1.0},
+    phase="grid",
+    experiment_id="7",
+    parent_run_id="parent",
+    threads=2,
+    log_model=True,
+)
+
+
+def test_a_grid_space_resolves_to_one_request_per_point_and_seed():
+    points = [{"method": "finetune"}, {"method": "ear", "alpha": 0.1}]
+    space = REQUEST.to_space(points=points, seeds=[0, 1])
+    requests = [TrialRequest.from_space(resolved) for _, resolved in generate_variants(space)]
+    assert sorted((r.point["method"], r.seed) for r in requests) == [
+        ("ear", 0),
+        ("ear", 1),
+        ("finetune", 0),
+        ("finetune", 1),
+    ]
+    assert {
+        (r.phase, r.experiment_id, r.parent_run_id, r.threads, r.log_model) for r in requests
+    } == {("grid", "7", "parent", 2, True)}
+    assert requests[0].config() == TrialConfig.from_dict(
+        {**REQUEST.base, **requests[0].point, "seed": requests[0].seed}
+    )
+
+
+def test_a_search_space_leaves_the_point_to_the_searcher():
+    space = TrialRequest(**{**REQUEST.__dict__, "seed": 3, "search_seeds": (3, 4)}).to_space()
+    assert "point" not in space and space["seed"] == 3 and space["search_seeds"] == [3, 4]
+    sampled = {**space, "point": {"method": "ear", "alpha": 1.0}}
+    assert TrialRequest.from_space(sampled).seed == 3
+    # Tune's Repeater numbers the repeats of a sampled configuration: each takes its seed.
+    assert TrialRequest.from_space({**sampled, TRIAL_INDEX: 1}).seed == 4
+
+
+def test_a_space_without_the_contract_keys_is_refused_naming_them():
+    space = REQUEST.to_space(points=[{"method": "finetune"}], seeds=[0])
+    damaged = {key: value for key, value in space.items() if key not in ("base", "phase")}
+    with pytest.raises(ConfigError, match="missing: base, phase") as error:
+        TrialRequest.from_space(damaged)
+    assert all(key in str(error.value) for key in REQUIRED_KEYS)
+
+
+def test_the_spec_validates_each_point_once_and_again_after_a_change(monkeypatch):
+    spec = experiment_spec(ear_xnli, "smoke", None)
+    built = []
+    original = TrialConfig.from_dict.__func__
+    monkeypatch.setattr(
+        TrialConfig,
+        "from_dict",
+        classmethod(lambda cls, values: built.append(values) or original(cls, values)),
+    )
+    configs = spec.configs()
+    assert [c.method for c in configs] == [point["method"] for point in spec.points]
+    assert spec.configs() == configs and len(built) == len(spec.points)
+    apply_overrides(spec, {"epochs": "2"})
+    assert {c.epochs for c in spec.configs()} == {2.0} and len(built) == 2 * len(spec.points)
+
+
+def test_a_trial_config_takes_the_point_then_extra_values_then_the_seed():
+    spec = experiment_spec(ear_xnli, "smoke", None)
+    point = next(p for p in spec.points if p["method"] == "ear")
+    config = spec.trial_config(point, seed=5, alpha=0.5)
+    assert (config.method, config.alpha, config.seed) == ("ear", 0.5, 5)
+    assert config.epochs == spec.base["epochs"]
+
+
+def test_a_bad_point_is_refused_naming_its_setting():
+    spec = experiment_spec(ear_xnli, "smoke", None)
+    spec.points = [*spec.points, {"method": "ear", "alpha": -1.0}]
+    with pytest.raises(ConfigError, match="alpha"):
+        spec.configs()
+
+
+def test_a_diverged_trials_failure_text_starts_as_the_report_reads_it():
+    from analysis.sanity import DIVERGED
+    from sweeps.trainable import failure_text
+
+    assert TrainingDiverged.__name__ == DIVERGED_FAILURE == DIVERGED
+    text = failure_text(TrainingDiverged("loss became nan at step 3"))
+    assert text == f"{DIVERGED_FAILURE}: loss became nan at step 3"
+    assert failure_text(ValueError("bad")) == "ValueError: bad"

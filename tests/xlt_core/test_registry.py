@@ -1,0 +1,215 @@
+"""The declarations (xlt_core/registry.py): bad ones refused naming the field, the tables
+derived from them, an objective that needs synonyms refusing to train without them, and the
+registry's imports (no torch, plugins from XLT_PLUGINS)."""
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import scaled_timeout
+
+from sweeps import cost_model, spaces
+from xlt_core import config, registry
+from xlt_core.config import TrialConfig
+from xlt_core.errors import ConfigError
+from xlt_core.objectives import OBJECTIVES, build_objective
+from xlt_core.registry import (
+    ALL,
+    DeclarationError,
+    ObjectiveDeclaration,
+    TaskData,
+    TaskDeclaration,
+)
+from xlt_core.tasks import TASKS
+
+REPO = Path(__file__).resolve().parents[2]
+PLAIN_OBJECTIVE = ObjectiveDeclaration(
+    name="plain", implementation="xlt_core.objectives.finetune:FineTune", step_cost=1.0
+)
+PAIR_TASK = TaskDeclaration(
+    name="pairs",
+    implementation="xlt_core.tasks.pair_task:PairClassificationTask",
+    head="sequence_classification",
+    metric="accuracy",
+    selection_metric="dev/{dev_lang}/accuracy",
+    data=TaskData(10, 10, 10, 5.0),
+    labels=("a", "b"),
+    loader="xlt_core.data.xnli:load_xnli",
+    lister="xlt_core.data.xnli:available_xnli_languages",
+)
+
+
+@pytest.fixture
+def scratch_registry(monkeypatch):
+    """The registry with its built-in declarations, restored after the test."""
+    registry.objective_names()  # the built-ins, loaded
+    monkeypatch.setattr(registry, "_objectives", dict(registry._objectives))
+    monkeypatch.setattr(registry, "_tasks", dict(registry._tasks))
+
+
+@pytest.mark.parametrize("missing", ObjectiveDeclaration.REQUIRED)
+def test_an_objective_missing_a_required_field_is_refused_naming_it(scratch_registry, missing):
+    declaration = dataclasses.replace(PLAIN_OBJECTIVE, **{missing: None})
+    with pytest.raises(DeclarationError, match=f"field {missing}: required") as refused:
+        registry.register_objective(declaration)
+    assert "objective declaration" in str(refused.value)
+
+
+@pytest.mark.parametrize("missing", TaskDeclaration.REQUIRED)
+def test_a_task_missing_a_required_field_is_refused_naming_it(scratch_registry, missing):
+    with pytest.raises(DeclarationError, match=f"field {missing}: required"):
+        registry.register_task(dataclasses.replace(PAIR_TASK, **{missing: None}))
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"hyperparameters": ("alpha", "gamma")}, "hyperparameters", "gamma is not a TrialConfig"),
+        ({"implementation": "no_colon"}, "implementation", "'module:attribute'"),
+        ({"name": "finetune"}, "name", "already registered"),
+        ({"search_ranges": {"alpha": ("float", 0, 1, 0.1)}}, "search_ranges", "alpha is not"),
+        ({"original_kept_when": ("gamma", 1)}, "original_kept_when", "gamma is not"),
+    ],
+)
+def test_a_wrong_objective_declaration_is_refused_naming_the_field(
+    scratch_registry, change, field, message
+):
+    with pytest.raises(DeclarationError, match=f"field {field}: .*{message}"):
+        registry.register_objective(dataclasses.replace(PLAIN_OBJECTIVE, **change))
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"head": "regression"}, "head", "one of sequence_classification"),
+        ({"objectives": ("finetune", "nope")}, "objectives", "unknown: nope"),
+        ({"adaptations": ("none", "retrained")}, "adaptations", "retrained"),
+        ({"selection_metric": "dev/{lang}/accuracy"}, "selection_metric", "dev_lang"),
+        ({"data": {"train": 10}}, "data", "TaskData"),
+        ({"loader": "load_xnli"}, "loader", "'module:attribute'"),
+    ],
+)
+def test_a_wrong_task_declaration_is_refused_naming_the_field(
+    scratch_registry, change, field, message
+):
+    with pytest.raises(DeclarationError, match=f"field {field}: .*{message}"):
+        registry.register_task(dataclasses.replace(PAIR_TASK, **change))
+
+
+def test_a_pair_task_without_a_loader_is_refused_when_built(scratch_registry):
+    registry.register_task(dataclasses.replace(PAIR_TASK, loader=None))
+    with pytest.raises(DeclarationError, match="'pairs', field loader: required by a pair"):
+        TASKS["pairs"]
+
+
+def test_a_registered_task_supports_every_objective_and_is_built_from_its_declaration(
+    scratch_registry,
+):
+    registry.register_objective(PLAIN_OBJECTIVE)
+    registry.register_task(PAIR_TASK)
+    task = TASKS["pairs"]
+    assert task.name == "pairs" and task.head == "sequence_classification"
+    assert "plain" in task.objectives and task.adaptations == config.ADAPTATIONS
+    assert task.num_labels(TrialConfig(task="pairs")) == 2
+    assert task.selection_metric(TrialConfig(selection_dev="source", source_lang="de")) == (
+        "dev/de/accuracy"
+    )
+    assert OBJECTIVES["plain"].__name__ == "FineTune"
+
+
+def test_the_tables_are_the_declarations():
+    names = registry.objective_names()
+    assert config.METHODS == names
+    assert config.TASKS == registry.task_names() == tuple(cost_model.TASK_DATA)
+    assert set(OBJECTIVES) == set(names) and set(TASKS) == set(config.TASKS)
+    for name in names:
+        declaration = registry.objective(name)
+        assert config.METHOD_HYPERPARAMETERS[name] == declaration.hyperparameters
+        assert (name in config.SYNONYM_METHODS) == declaration.uses_synonyms
+        assert spaces.SEARCH_RANGES.get(name, {}) == dict(declaration.search_ranges)
+        assert OBJECTIVES[name].name == name  # each class is its declaration's
+    for name in config.TASKS:
+        assert TASKS[name].name == name
+        assert (name in config.TRANSLATED_SOURCE_TASKS) == registry.task(name).translated_training
+    # The values the tables held before they were derived.
+    assert config.SYNONYM_METHODS == ("ear", "rs_da", "ear_nt", "ear_srpt")
+    assert config.PERTURBING_METHODS == ("adv", "rs_rp")
+    assert config.TRANSLATED_SOURCE_TASKS == ("xnli", "pawsx")
+    assert set(spaces.SEARCH_RANGES) == {"ear"}
+    assert cost_model.EAR_STEP_COST == 1.66 and cost_model.ADV_ASCENT_STEP_COST == 0.52
+    assert TASKS["xsr"].objectives == ("finetune",)
+    assert TASKS["ner"].objectives == TASKS["qa"].objectives == ("finetune", "adv", "rs_rp")
+    assert TASKS["xnli"].objectives == TASKS["pawsx"].objectives == config.METHODS
+
+
+def test_the_cost_model_reads_the_declarations():
+    def items(method, **settings):
+        return cost_model.items_per_example(TrialConfig(method=method, m=3, **settings))
+
+    assert items("finetune") == items("adv") == 1
+    assert items("ear") == items("rs_da") == items("rs_syntax") == 3
+    assert items("rs_da", rs_da_variant="keep_originals") == 4
+    assert cost_model.step_cost(TrialConfig(method="adv", adv_steps=3)) == pytest.approx(2.56)
+    assert cost_model.step_cost(TrialConfig(method="ear", adv_steps=3)) == 1.66
+
+
+def test_the_heads_are_the_models_heads():
+    from xlt_core.models import HEADS
+
+    assert set(registry.HEADS) == set(HEADS)
+
+
+@pytest.mark.parametrize("method", config.SYNONYM_METHODS)
+@pytest.mark.parametrize("table", [None, {}])
+def test_an_objective_that_needs_synonyms_refuses_to_train_without(method, table):
+    with pytest.raises(ConfigError, match=f"synonyms=None.*method={method} trains on synonym"):
+        build_objective(TrialConfig(method=method, layer=2, tiny_layers=2), 0, table)
+
+
+def test_an_objective_class_with_a_table_must_be_declared_as_using_synonyms(scratch_registry):
+    # The issue's case: EAR's class under a declaration that leaves uses_synonyms off would
+    # train on copies equal to their originals (no table is loaded for it).
+    registry.register_objective(
+        dataclasses.replace(
+            PLAIN_OBJECTIVE, name="ear_undeclared", implementation="xlt_core.objectives.ear:EAR"
+        )
+    )
+    with pytest.raises(DeclarationError, match="'ear_undeclared', field uses_synonyms: True"):
+        build_objective(TrialConfig(method="ear_undeclared"), 0, None)
+
+
+def _python(code: str, **env) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), **env},
+        capture_output=True,
+        text=True,
+        timeout=scaled_timeout(120),
+    )
+
+
+def test_the_declarations_and_objectives_import_no_torch():
+    code = (
+        "import sys; from xlt_core import config, objectives, registry; import sweeps.cost_model; "
+        "from xlt_core.tasks import TASKS; TASKS['xnli']; objectives.OBJECTIVES.keys(); "
+        "assert not [m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers')]"
+    )
+    completed = _python(code, XLT_PLUGINS="")
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_a_plugin_module_that_cannot_be_imported_is_named():
+    completed = _python("import xlt_core.config", XLT_PLUGINS="xlt_core.registry, no_such_plugin")
+    assert completed.returncode != 0
+    assert "invalid setting XLT_PLUGINS='xlt_core.registry, no_such_plugin'" in completed.stderr
+    assert "No module named 'no_such_plugin'" in completed.stderr
+
+
+def test_all_means_every_objective():
+    assert registry.supported_objectives(dataclasses.replace(PAIR_TASK, objectives=ALL)) == (
+        registry.objective_names()
+    )

@@ -1,0 +1,367 @@
+"""The objectives and tasks, each declared once: the one place their names are typed.
+
+Every table that lists objectives or tasks (`config.METHODS`, `config.TASKS`, the cost
+model's step costs and data sizes, `spaces.SEARCH_RANGES`, the data loaders, the test lists)
+is derived from these declarations. The built-in ones are `xlt_core/objectives/declarations.py`
+and `xlt_core/tasks/declarations.py`; a plugin package adds its own in modules named in the
+environment variable XLT_PLUGINS (comma-separated module names), imported on the registry's
+first use, so that the driver, `--dry-run` and Ray workers (which inherit the environment)
+all see them. docs/extending.md has the steps.
+
+This module is torch-free and imports no other project module: `config.py`, `sweeps/` and
+`--dry-run` read it. Implementations are named by "module:attribute" strings and imported
+only when a trial needs them (`resolve`).
+
+A declaration is checked when it is registered: a missing required field, a head, an
+objective or a search range it cannot have. Names of trial settings and adaptations are
+checked once `config.py` has told the registry its settings (`bind_settings`, at the end of
+its import); a declaration registered before that is checked then.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterable, Iterator
+
+from xlt_core.errors import ConfigError
+
+PLUGINS_VARIABLE = "XLT_PLUGINS"
+BUILT_IN_MODULES = ("xlt_core.objectives.declarations", "xlt_core.tasks.declarations")
+# A task that supports every registered objective (or adaptation), plugins' included.
+ALL = "all"
+# The model heads a task can name: the keys of `models.HEADS` (torch-side; a test keeps
+# the two equal).
+HEADS = ("sequence_classification", "token_classification", "question_answering", "encoder")
+# What a task's selection-metric template may name, e.g. "dev/{dev_lang}/accuracy".
+SELECTION_FIELDS = ("dev_lang", "source_lang")
+SEARCH_KINDS = ("float", "choice")
+
+
+class DeclarationError(ValueError):
+    """A declaration that cannot be registered; the message names it and the field."""
+
+    def __init__(self, kind: str, name: Any, field_name: str, problem: str):
+        super().__init__(f"{kind} declaration {name!r}, field {field_name}: {problem}")
+
+
+@dataclass(frozen=True)
+class ObjectiveDeclaration:
+    """A training objective: what `config.method` names."""
+
+    name: str | None = None
+    # "module:Class": a class with `from_config(config, pad_id, synonyms)`,
+    # `training_set(examples, encode, seed)` and `loss(model, batch)` (objectives/base.py).
+    implementation: str | None = None
+    # A training step's cost relative to a fine-tuning step on the same batch (cost model).
+    step_cost: float | None = None
+    # Its hyperparameters (TrialConfig settings): what its sweeps vary besides the seed.
+    # Their bounds are the settings' own (`TrialConfig.validate`).
+    hyperparameters: tuple[str, ...] = ()
+    # Ranges for strategy `search`: name -> ("float", low, high, step) or ("choice", values).
+    search_ranges: Mapping[str, tuple] = field(default_factory=dict)
+    # It draws synonym copies from a neighbour table (and refuses to train without one).
+    uses_synonyms: bool = False
+    # It trains on m copies of every example; plus the original where the setting
+    # `original_kept_when` = (setting, value) holds.
+    copies: bool = False
+    original_kept_when: tuple[str, Any] | None = None
+    # Its batch holds two rows per item (the original above its copy): memory.
+    paired_rows: bool = False
+    # The added step cost of each of `adv_steps` ascent steps (0: it makes none).
+    ascent_step_cost: float = 0.0
+    # It perturbs vectors in an L-inf ball at `perturbation_site`.
+    perturbs: bool = False
+
+    KIND: ClassVar[str] = "objective"
+    REQUIRED: ClassVar[tuple[str, ...]] = ("name", "implementation", "step_cost")
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """A task's hub data sizes and its examples' typical length (the cost model's input)."""
+
+    train: int  # English training examples
+    dev: int  # English dev examples (evaluated during training and at the end)
+    test: int  # test examples per evaluated language
+    words: float  # mean whitespace words per example (the text one encoder row holds)
+    source_tested: bool = True  # False: only the target languages have test sets
+    # Mean words of a training and dev example where they differ from the test's (XSR
+    # fine-tunes and selects on SQuAD, then retrieves short sentences); None: `words`.
+    train_words: float | None = None
+
+
+@dataclass(frozen=True)
+class TaskDeclaration:
+    """A task: what `config.task` names."""
+
+    name: str | None = None
+    # "module:attr": a callable that takes this declaration and returns the task
+    # (the protocol of tasks/base.py), usually a class deriving from `tasks.base.DeclaredTask`.
+    implementation: str | None = None
+    head: str | None = None  # one of HEADS
+    metric: str | None = None  # the metric every evaluation set reports
+    # The metric model and configuration selection rank by, a template over SELECTION_FIELDS.
+    selection_metric: str | None = None
+    data: TaskData | None = None  # the cost model's data sizes
+    objectives: tuple[str, ...] | str = ALL  # the objectives it supports, or ALL
+    adaptations: tuple[str, ...] | str = ALL  # the adaptations it supports, or ALL
+    # Pair tasks: the label names, and "module:function" of the loader
+    # (source, split, lang, data_dir) -> examples and of the language lister
+    # (source, split, data_dir) -> languages (xlt_core/data/xnli.py has both).
+    labels: tuple[str, ...] | None = None
+    loader: str | None = None
+    lister: str | None = None
+    # Its training set exists in other languages than English (machine-translated).
+    translated_training: bool = False
+    # Pair tasks: its translated test sets keep every label, so a label that differs between
+    # two languages' files at the same line means the files are misaligned (checked for
+    # generalized and mixed-language pairs); False leaves relabelled pairs out instead.
+    translations_keep_labels: bool = False
+
+    KIND: ClassVar[str] = "task"
+    REQUIRED: ClassVar[tuple[str, ...]] = (
+        "name",
+        "implementation",
+        "head",
+        "metric",
+        "selection_metric",
+        "data",
+    )
+
+    def selection_metric_for(self, config) -> str:
+        """The selection metric of a trial (its dev language, its source language)."""
+        return self.selection_metric.format(
+            **{name: getattr(config, name) for name in SELECTION_FIELDS}
+        )
+
+
+_objectives: dict[str, ObjectiveDeclaration] = {}
+_tasks: dict[str, TaskDeclaration] = {}
+_loaded = False
+# What config.py tells the registry (`bind_settings`): trial settings and adaptations.
+_settings: frozenset[str] | None = None
+_adaptations: tuple[str, ...] | None = None
+
+
+def plugin_modules() -> list[str]:
+    """The module names XLT_PLUGINS lists."""
+    return [
+        name.strip() for name in os.environ.get(PLUGINS_VARIABLE, "").split(",") if name.strip()
+    ]
+
+
+def _load() -> None:
+    """Import the built-in declarations, then the plugins' (once per process)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True  # before the imports: their registrations call back here
+    try:
+        for module in BUILT_IN_MODULES:
+            importlib.import_module(module)
+        for module in plugin_modules():
+            _import_plugin(module)
+    except Exception:
+        _loaded = False  # every later use raises too, rather than see part of the list
+        raise
+
+
+def _import_plugin(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        raise ConfigError(
+            PLUGINS_VARIABLE,
+            os.environ[PLUGINS_VARIABLE],
+            f"comma-separated importable module names ({error}; is its folder on PYTHONPATH?)",
+        ) from None
+
+
+def register_objective(declaration: ObjectiveDeclaration) -> ObjectiveDeclaration:
+    """Add an objective; raises DeclarationError naming the field that is wrong."""
+    _load()
+    _register(declaration, ObjectiveDeclaration, _objectives, _check_objective)
+    return declaration
+
+
+def register_task(declaration: TaskDeclaration) -> TaskDeclaration:
+    """Add a task; raises DeclarationError naming the field that is wrong."""
+    _load()
+    _register(declaration, TaskDeclaration, _tasks, _check_task)
+    return declaration
+
+
+def _register(declaration, kind: type, table: dict, check: Callable) -> None:
+    if not isinstance(declaration, kind):
+        raise TypeError(f"register a {kind.__name__}, not {type(declaration).__name__}")
+    _check_required(declaration)
+    if declaration.name in table:
+        raise DeclarationError(kind.KIND, declaration.name, "name", "already registered")
+    check(declaration)
+    table[declaration.name] = declaration
+
+
+def objective(name: str) -> ObjectiveDeclaration:
+    """The declaration of objective `name` (ConfigError naming `method` if unknown)."""
+    _load()
+    if name not in _objectives:
+        raise ConfigError("method", name, f"one of {', '.join(_objectives)}")
+    return _objectives[name]
+
+
+def task(name: str) -> TaskDeclaration:
+    """The declaration of task `name` (ConfigError naming `task` if unknown)."""
+    _load()
+    if name not in _tasks:
+        raise ConfigError("task", name, f"one of {', '.join(_tasks)}")
+    return _tasks[name]
+
+
+def objective_names() -> tuple[str, ...]:
+    """Every objective, in registration order (built-ins first)."""
+    _load()
+    return tuple(_objectives)
+
+
+def task_names() -> tuple[str, ...]:
+    """Every task, in registration order (built-ins first)."""
+    _load()
+    return tuple(_tasks)
+
+
+def supported_objectives(declaration: TaskDeclaration) -> tuple[str, ...]:
+    """The objectives a task supports (every registered one for ALL)."""
+    return objective_names() if declaration.objectives == ALL else declaration.objectives
+
+
+def supported_adaptations(declaration: TaskDeclaration) -> tuple[str, ...]:
+    """The adaptations a task supports (every one config.py knows for ALL)."""
+    if declaration.adaptations != ALL:
+        return declaration.adaptations
+    if _adaptations is None:
+        raise RuntimeError("xlt_core.config is not imported: the adaptations are unknown")
+    return _adaptations
+
+
+def resolve(declaration, field_name: str) -> Any:
+    """Import what a "module:attribute" field names."""
+    reference = getattr(declaration, field_name)
+    module, _, attribute = reference.partition(":")
+    try:
+        return getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as error:
+        raise DeclarationError(
+            declaration.KIND, declaration.name, field_name, f"cannot import {reference}: {error}"
+        ) from None
+
+
+def bind_settings(settings: Iterable[str], adaptations: tuple[str, ...]) -> None:
+    """config.py's trial settings and adaptations: check every declaration's names against
+    them now, and every later one at registration."""
+    global _settings, _adaptations
+    _settings, _adaptations = frozenset(settings), tuple(adaptations)
+    for declaration in _objectives.values():
+        _check_objective(declaration)
+    for declaration in _tasks.values():
+        _check_task(declaration)
+
+
+class LazyImplementations(Mapping):
+    """name -> implementation, built on first lookup (`build(name)`) and kept: a mapping
+    that imports only the implementations a process uses."""
+
+    def __init__(self, names: Callable[[], tuple[str, ...]], build: Callable[[str], Any]):
+        self._names, self._build, self._built = names, build, {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            if name not in self._names():
+                raise KeyError(name)
+            self._built[name] = self._build(name)
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+def _check_required(declaration) -> None:
+    for name in declaration.REQUIRED:
+        if getattr(declaration, name) is None:
+            raise DeclarationError(declaration.KIND, declaration.name, name, "required, missing")
+
+
+def _check_reference(declaration, field_name: str) -> None:
+    value = getattr(declaration, field_name)
+    module, sep, attribute = value.partition(":") if isinstance(value, str) else ("", "", "")
+    if not (module and sep and attribute.isidentifier()):
+        raise DeclarationError(
+            declaration.KIND, declaration.name, field_name, f"'module:attribute', got {value!r}"
+        )
+
+
+def _check_settings(declaration, field_name: str, names) -> None:
+    unknown = [name for name in names if _settings is not None and name not in _settings]
+    if unknown:
+        raise DeclarationError(
+            declaration.KIND,
+            declaration.name,
+            field_name,
+            f"{', '.join(unknown)} is not a TrialConfig setting (xlt_core/config.py)",
+        )
+
+
+def _check_objective(declaration: ObjectiveDeclaration) -> None:
+    _check_reference(declaration, "implementation")
+    _check_settings(declaration, "hyperparameters", declaration.hyperparameters)
+    if declaration.original_kept_when is not None:
+        _check_settings(declaration, "original_kept_when", declaration.original_kept_when[:1])
+    for name, search in declaration.search_ranges.items():
+        if name not in declaration.hyperparameters:
+            raise DeclarationError(
+                "objective", declaration.name, "search_ranges", f"{name} is not a hyperparameter"
+            )
+        if not search or search[0] not in SEARCH_KINDS:
+            raise DeclarationError(
+                "objective",
+                declaration.name,
+                "search_ranges",
+                f"{name}: ('float', low, high, step) or ('choice', values), got {search!r}",
+            )
+
+
+def _check_task(declaration: TaskDeclaration) -> None:
+    problem = _task_problem(declaration)
+    if problem:
+        raise DeclarationError("task", declaration.name, *problem)
+
+
+def _task_problem(declaration: TaskDeclaration) -> tuple[str, str] | None:
+    """(field, what is wrong) of the first wrong field of a task declaration, or None."""
+    for name in ("implementation", "loader", "lister"):
+        if name == "implementation" or getattr(declaration, name) is not None:
+            _check_reference(declaration, name)
+    if declaration.head not in HEADS:
+        return "head", f"one of {', '.join(HEADS)}, got {declaration.head!r}"
+    template_fields = {
+        name for _, name, _, _ in string.Formatter().parse(declaration.selection_metric)
+    }
+    if not template_fields <= {None, *SELECTION_FIELDS}:
+        return "selection_metric", f"a template over {', '.join(SELECTION_FIELDS)}"
+    if not isinstance(declaration.data, TaskData):
+        return "data", f"a registry.TaskData, got {type(declaration.data).__name__}"
+    if declaration.objectives != ALL:
+        unknown = [name for name in declaration.objectives if name not in _objectives]
+        if unknown:
+            return "objectives", f"registered objectives or ALL; unknown: {', '.join(unknown)}"
+    if declaration.adaptations != ALL and _adaptations is not None:
+        unknown = [name for name in declaration.adaptations if name not in _adaptations]
+        if unknown:
+            return "adaptations", f"one of {', '.join(_adaptations)} or ALL; got {unknown}"
+    return None
