@@ -2,7 +2,8 @@
 
 Exit status 2 for a bad setting or data file: `run_trial` checks the settings, data files,
 languages and model depth first, so these stop it within seconds, before anything trains.
-`--threads N` sets torch's threads (default: the CPUs this process may run on).
+`--threads N` sets torch's threads (default: OMP_NUM_THREADS when set, else the CPUs this
+process may run on).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 import torch
 
 from xlt_core.config import TrialConfig, parse_assignments
-from xlt_core.cpus import available_cpus
+from xlt_core.cpus import torch_threads
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.reporting import ListReporter
 from xlt_core.trial import run_trial
@@ -23,8 +24,9 @@ from xlt_core.trial import run_trial
 def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
     # Torch's own default can exceed the CPUs this process may use (under taskset or a
-    # cpuset), and threads beyond them slow every step down.
-    torch.set_num_threads(args.threads or available_cpus())
+    # cpuset), and threads beyond them slow every step down; an explicit OMP_NUM_THREADS
+    # is the user sharing the machine.
+    torch.set_num_threads(torch_threads(args.threads))
     try:
         config = TrialConfig.from_dict(parse_assignments(args.set))
         with ListReporter(verbose=True) as reporter:
@@ -58,7 +60,8 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         "--threads",
         type=_positive_int,
         metavar="N",
-        help="torch's intra-op threads (default: the CPUs this process may run on)",
+        help="torch's intra-op threads (default: OMP_NUM_THREADS when set, else the CPUs "
+        "this process may run on)",
     )
     return parser.parse_args(argv)
 

@@ -12,3 +12,19 @@ def available_cpus() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # no affinity on this platform (macOS, Windows)
         return os.cpu_count() or 1
+
+
+# OpenMP's own setting, which a user sets to share a machine with other CPU-bound work.
+THREADS_VARIABLE = "OMP_NUM_THREADS"
+
+
+def torch_threads(requested: int | None = None) -> int:
+    """Torch's intra-op threads for a lone trial: `requested` (`--threads`), else an explicit
+    OMP_NUM_THREADS (a positive integer; anything else is ignored, as OpenMP ignores it),
+    else the CPUs of the affinity mask."""
+    if requested:
+        return requested
+    explicit = os.environ.get(THREADS_VARIABLE, "").strip()
+    if explicit.isdigit() and int(explicit) > 0:
+        return int(explicit)
+    return available_cpus()

@@ -158,10 +158,18 @@ def threads_of_the_trial(monkeypatch, restore_threads):
 
 
 def test_threads_default_to_the_cpus_of_the_process_affinity(monkeypatch, threads_of_the_trial):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
     assert available_cpus() == 3
     assert threads_of_the_trial([]) == 3
     assert threads_of_the_trial(["--threads", "1"]) == 1
+
+
+def test_an_explicit_omp_num_threads_sets_the_trial_threads(monkeypatch, threads_of_the_trial):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 2, 5}, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert threads_of_the_trial([]) == 1
+    assert threads_of_the_trial(["--threads", "2"]) == 2
 
 
 def test_without_affinity_the_machine_cpu_count_is_used(monkeypatch):
