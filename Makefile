@@ -1,6 +1,6 @@
 # `make demo`: the EAR x XNLI smoke sweep on the embedded default (local Ray, SQLite
 # MLflow, tiny model, synthetic data). `make test`: ruff, then the whole test suite (CI);
-# `make test-fast`: ruff, then the tests not marked slow (no Ray, no sweep; under 3 minutes).
+# `make test-fast`: ruff, then the tests not marked slow (no Ray, no sweep; docs/usage.md#tests).
 # All create .venv first.
 PYTHON ?= python3
 VENV := .venv
@@ -32,7 +32,7 @@ test: lint
 test-fast: lint
 	$(PY) -m pytest -m "not slow"
 
-# `make bench`: the benchmark suite (docs/benchmarks.md), under 10 minutes on two CPU cores:
+# `make bench`: the benchmark suite (docs/benchmarks.md; its paper-scale cases take many minutes):
 # per case the figure, its target and PASS / MISS; the table is appended to docs/benchmarks.md.
 .PHONY: bench
 bench: $(INSTALLED)

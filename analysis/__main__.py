@@ -2,16 +2,19 @@
 ``python -m analysis compare --experiments A,B,... [...]``."""
 
 import argparse
+import math
 import os
 import sys
 from pathlib import Path
 
 from mlflow.exceptions import MlflowException
 
-from analysis.compare import compare_sweeps
+from analysis.compare import compare_sweeps, experiment_names
 from analysis.report import format_summary, report_sweep
 from analysis.select import DEFAULT_BASELINE_METHOD, DEFAULT_CORRECTION
+from analysis.server_wait import DEFAULT_WAIT_S, wait_for_server
 from analysis.stats import CORRECTIONS, SIGNIFICANCE_TESTS
+from xlt_schema.tracking_store import take_credentials
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 USAGE_ERROR = 2
@@ -83,6 +86,14 @@ def _add_common(command: argparse.ArgumentParser, what: str) -> None:
         default=os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_TRACKING_URI),
         help=f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI, else {DEFAULT_TRACKING_URI})",
     )
+    command.add_argument(
+        "--server-wait",
+        type=_seconds,
+        default=DEFAULT_WAIT_S,
+        metavar="SECONDS",
+        help="how long to wait for a tracking server that does not answer, saying so at "
+        f"once (default {DEFAULT_WAIT_S:g})",
+    )
     command.add_argument("--out", help=f"directory for the {what} files (default: a new temp dir)")
     command.add_argument(
         "--correction",
@@ -98,10 +109,24 @@ def _add_common(command: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def _seconds(value: str) -> float:
+    """An argparse type: a finite number of seconds >= 0."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise argparse.ArgumentTypeError(f"{value!r}: a number of seconds >= 0")
+    return seconds
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
     try:
+        # A server's password leaves the URI first: the waiting line never shows it.
+        args.tracking_uri = take_credentials(args.tracking_uri)
+        wait_for_server(args.tracking_uri, args.server_wait)
         if args.command == "compare":
             return _compare(args)
         report = report_sweep(
@@ -127,10 +152,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compare(args) -> int:
-    names = [name.strip() for name in args.experiments.split(",") if name.strip()]
     comparison = compare_sweeps(
         args.tracking_uri,
-        names,
+        experiment_names(args.experiments),
         args.out,
         baseline_method=args.baseline,
         correction=args.correction,

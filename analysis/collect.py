@@ -4,9 +4,13 @@ This is the only module of ``analysis`` that talks to the tracking server; every
 downstream works on the pandas/numpy objects returned here.
 """
 
+import array
 import json
 import math
+import os
 import tempfile
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +18,8 @@ import pandas as pd
 from mlflow import MlflowClient
 from mlflow.entities import Run
 from mlflow.exceptions import MlflowException
+from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
+from mlflow.store.artifact.local_artifact_repo import LocalArtifactRepository
 
 from xlt_schema import (
     ADAPTATION_TAG,
@@ -49,6 +55,12 @@ _TAG_COLUMNS = {
     "method": METHOD_TAG,
 }
 _SQLITE_PREFIX = "sqlite:///"
+# Per-example fields kept packed in memory (analysis.sanity reads them, on one split).
+COMPACT_FIELDS = ("predictions", "labels")
+# Runs whose predictions folders are downloaded at once from a remote artifact store.
+DOWNLOAD_THREADS = 8
+# MLflow's switch for its download progress bars (mlflow.environment_variables).
+PROGRESS_BAR_VARIABLE = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
 _NOT_SET = "none"  # how the sweep logs a setting that does not apply to the run
 
 
@@ -276,15 +288,12 @@ def _trial_row(run: Run) -> dict:
     return row
 
 
-def collect_trials(
+def finished_trial_runs(
     client: MlflowClient, parent_run_id: str, phase: str | None = None
-) -> pd.DataFrame:
-    """One row per finished trial of the sweep: identity columns, params, evaluation metrics.
-
-    Only the trials tagged ``phase`` when given, else those of the parent's
-    ``xlt.report_phase`` tag when it has one (a two-phase search reports its final phase,
-    never the one-seed search phase), else every trial.
-    """
+) -> list[Run]:
+    """The sweep's finished trial runs, in one search: only those tagged ``phase`` when
+    given, else those of the parent's ``xlt.report_phase`` tag when it has one (a two-phase
+    search reports its final phase, never the one-seed search phase), else every trial."""
     parent = client.get_run(parent_run_id)
     phase = phase or parent.data.tags.get(REPORT_PHASE_TAG)
     filter_string = _finished_trials_filter(parent_run_id)
@@ -294,8 +303,22 @@ def collect_trials(
     if not runs:
         where = f" in phase {phase!r}" if phase else ""
         raise AnalysisError(f"parent run {parent_run_id} has no finished trial runs{where}")
+    return runs
+
+
+def trials_table(runs: list[Run]) -> pd.DataFrame:
+    """One row per run: identity columns, params, evaluation metrics (see
+    :func:`collect_trials`)."""
     trials = pd.DataFrame([_trial_row(run) for run in runs])
     return trials.sort_values(["config_label", "seed", "run_id"], ignore_index=True)
+
+
+def collect_trials(
+    client: MlflowClient, parent_run_id: str, phase: str | None = None
+) -> pd.DataFrame:
+    """One row per finished trial of the sweep (:func:`finished_trial_runs`): identity
+    columns, params, evaluation metrics."""
+    return trials_table(finished_trial_runs(client, parent_run_id, phase))
 
 
 def metric_splits(trials: pd.DataFrame) -> list[str]:
@@ -346,17 +369,20 @@ def is_language_pair(lang: str) -> bool:
 
 
 class ExampleScores:
-    """Per-example artifacts of trial runs, downloaded once each and kept in memory.
+    """Per-example artifacts of trial runs, read once each and kept in memory.
 
     An artifact holds ``scores`` (one number per example, in the data's order) and may
     hold ``counts`` (one list of k counts per example, e.g. NER's [tp, fp, fn]) with the
-    ``metric`` they make up (e.g. ``f1``).
+    ``metric`` they make up (e.g. ``f1``). ``artifact_uris`` (run id -> the run's artifact
+    URI, as a search returned it) spares a ``get_run`` per run; the predictions folders of
+    every run named there are fetched together, in threads, when the first is needed.
     """
 
-    def __init__(self, client: MlflowClient):
+    def __init__(self, client: MlflowClient, artifact_uris: Mapping[str, str] | None = None):
         self.client = client
+        self._artifact_uris = dict(artifact_uris or {})
         self._payloads: dict[tuple[str, str], dict] = {}
-        self._folders: dict[str, Path] = {}
+        self._folders: dict[str, Path | AnalysisError] = {}
         self._scratch = tempfile.TemporaryDirectory(prefix="xlt-scores-")
 
     def payload(self, run_id: str, split: str, lang: str) -> dict:
@@ -366,22 +392,41 @@ class ExampleScores:
         return self._payloads[run_id, artifact]
 
     def _folder(self, run_id: str) -> Path:
-        """The run's whole predictions folder, fetched once with MLflow's download (one
-        progress line per run rather than one per file)."""
+        """The run's predictions folder (with those of the other known runs on first need)."""
         if run_id not in self._folders:
+            pending = [run_id, *(known for known in self._artifact_uris if known != run_id)]
+            pending = [known for known in pending if known not in self._folders]
+            with ThreadPoolExecutor(DOWNLOAD_THREADS) as pool:
+                self._folders.update(zip(pending, pool.map(self._fetch, pending)))
+        found = self._folders[run_id]
+        if isinstance(found, AnalysisError):
+            raise AnalysisError(str(found)) from found.__cause__
+        return found
+
+    def _fetch(self, run_id: str) -> Path | AnalysisError:
+        """A run's predictions folder: read in place from a local artifact store (no copy),
+        else downloaded once, without MLflow's progress bar; an error is kept and raised to
+        each reader of the run's scores."""
+        try:
+            uri = self._artifact_uris.get(run_id) or self.client.get_run(run_id).info.artifact_uri
+            repository = get_artifact_repository(uri, tracking_uri=self.client.tracking_uri)
+            if isinstance(repository, LocalArtifactRepository):
+                return Path(repository.download_artifacts(PREDICTIONS_DIR))
             target = Path(self._scratch.name) / run_id
             target.mkdir()
-            try:
-                local = self.client.download_artifacts(run_id, PREDICTIONS_DIR, str(target))
-            except (MlflowException, OSError) as error:
-                raise AnalysisError(
-                    f"run {run_id}: its {PREDICTIONS_DIR}/ artifacts could not be read ({error})"
-                ) from error
-            self._folders[run_id] = Path(local)
-        return self._folders[run_id]
+            # A progress bar per run and file says nothing in a report's output.
+            os.environ.setdefault(PROGRESS_BAR_VARIABLE, "false")
+            return Path(repository.download_artifacts(PREDICTIONS_DIR, str(target)))
+        except (MlflowException, OSError) as error:
+            failure = AnalysisError(
+                f"run {run_id}: its {PREDICTIONS_DIR}/ artifacts could not be read ({error})"
+            )
+            failure.__cause__ = error
+            return failure
 
     def _download(self, run_id: str, artifact: str) -> dict:
-        """One file of a run's predictions folder, read as JSON."""
+        """One file of a run's predictions folder, read as JSON (its scores as an array:
+        a fifth of a list's memory)."""
         path = self._folder(run_id) / Path(artifact).name
         if not path.is_file():
             raise AnalysisError(f"run {run_id} has no artifact {artifact}")
@@ -389,6 +434,10 @@ class ExampleScores:
             content = json.load(handle)
         if "scores" not in content:
             raise AnalysisError(f"artifact {artifact} of run {run_id} has no 'scores' list")
+        content["scores"] = _as_array(content["scores"])
+        for field in COMPACT_FIELDS:
+            if field in content:
+                content[field] = _compact(content[field])
         return content
 
     def _stack(self, run_ids: list[str], split: str, lang: str, field: str) -> np.ndarray:
@@ -434,6 +483,27 @@ class ExampleScores:
                 f"counts per example; got shape {counts.shape[1:]}"
             )
         return counts, metrics.pop()
+
+
+def _as_array(values):
+    """``values`` as a float array when they are numbers, else unchanged (``_stack`` then
+    names the problem)."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        return values
+
+
+def _compact(values):
+    """Integer labels or predictions packed one byte each (a list of them holds an 8-byte
+    pointer per example): an ``array.array`` iterates, prints and tests empty as the list
+    did. Anything else (strings, nested lists, larger numbers) unchanged."""
+    if type(values) is not list or not values or type(values[0]) is not int:
+        return values
+    try:
+        return array.array("b", values)
+    except (OverflowError, TypeError):
+        return values
 
 
 def load_example_scores(

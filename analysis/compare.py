@@ -211,6 +211,18 @@ def table_of(cells: pd.DataFrame, published_rows: PublishedRows = no_published_r
     )
 
 
+def experiment_names(text: str) -> list[str]:
+    """`--experiments A,B`: the names, in order, each once; refused in one line naming the
+    flag when none is left (`,` or an empty value)."""
+    names = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    if not names:
+        raise ValueError(
+            f"invalid --experiments {text!r}: one or more comma-separated MLflow experiment "
+            "names, e.g. --experiments ear_xnli,robust_xnli"
+        )
+    return names
+
+
 def compare_sweeps(
     tracking_uri: str,
     experiments: list[str],

@@ -3,6 +3,7 @@ command that serves them, and the sweep's summary on its parent run (so that the
 table compares sweeps at a glance)."""
 
 import json
+import shlex
 import time
 from collections.abc import Mapping
 
@@ -40,7 +41,8 @@ def ui_command(tracking_uri: str) -> str:
     """The command that serves :func:`ui_address`; "" when the tracking URI is a server."""
     if tracking_uri.startswith(("http://", "https://")):
         return ""
-    return f"mlflow ui --backend-store-uri {tracking_uri}"
+    # Quoted: a store in a folder with a space must still paste into a shell as one word.
+    return f"mlflow ui --backend-store-uri {shlex.quote(tracking_uri)}"
 
 
 def summary_metrics(

@@ -37,6 +37,7 @@ probability of that z-test. The test counts an example's S units as independent 
 sees the run-level term, so it too rejects more than alpha when either varies.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,6 +119,13 @@ def variance_components(system, baseline) -> VarianceComponents:
     )
 
 
+@functools.cache
+def _quadrature() -> tuple[np.ndarray, np.ndarray]:
+    """The Gauss-Hermite nodes and weights of :func:`ttest_power`, computed once: a report's
+    power table calls it thousands of times, and each computation costs milliseconds."""
+    return np.polynomial.hermite_e.hermegauss(_QUADRATURE_NODES)
+
+
 def ttest_power(
     difference: float, components: VarianceComponents, seeds: int, alpha: float = DEFAULT_ALPHA
 ) -> float:
@@ -127,7 +135,7 @@ def ttest_power(
     n = components.n_examples
     within = max(components.example + components.noise / seeds, 1e-12)
     critical = stats.t.ppf(1 - alpha / 2, n - 1)
-    nodes, weights = np.polynomial.hermite_e.hermegauss(_QUADRATURE_NODES)
+    nodes, weights = _quadrature()
     shifts = difference + nodes * np.sqrt(components.seed / seeds)
     ncp = np.sqrt(n) * shifts / np.sqrt(within)
     reject = stats.nct.sf(critical, n - 1, ncp) + stats.nct.cdf(-critical, n - 1, ncp)

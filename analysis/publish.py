@@ -4,10 +4,13 @@ run. A sweep still running or interrupted (:mod:`analysis.completeness`) is only
 files are written locally, nothing goes to the tracking server or the registry."""
 
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from mlflow import MlflowClient
+from mlflow.entities import Metric
+from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 
 from analysis.mlflow_ui import log_summary, summary_metrics, summary_tags
 from analysis.registry import (
@@ -18,6 +21,7 @@ from analysis.registry import (
     best_seed_run,
     register_champion,
 )
+from analysis.seed_summary import seed_summary_metrics
 from analysis.select import TEST_SPLIT
 from analysis.sweep_analysis import SweepAnalysis
 from xlt_schema import COMPLETE_TAG
@@ -126,6 +130,7 @@ def publish_report(
                 analysis.selection, analysis.verdict, evaluation, TEST_SPLIT, analysis.warnings
             ),
         )
+        _log_seed_summary(client, analysis)
     written = {MARKDOWN_NAME: texts.markdown, LATEX_NAME: texts.latex, JSON_NAME: texts.json}
     for name, text in written.items():
         (out / name).write_text(text, encoding="utf-8")
@@ -134,3 +139,14 @@ def publish_report(
     for path in logged:
         client.log_artifact(parent.info.run_id, str(path), artifact_path=REPORT_ARTIFACT_DIR)
     return files, logged
+
+
+def _log_seed_summary(client: MlflowClient, analysis: SweepAnalysis) -> None:
+    """Each configuration's mean and std over seeds on the parent run, for the runs table
+    (in batches of MLflow's most metrics per request)."""
+    metrics = seed_summary_metrics(analysis.seed_means, analysis.selection.metric)
+    now = int(time.time() * 1000)
+    entries = [Metric(key, value, now, 0) for key, value in metrics.items()]
+    for start in range(0, len(entries), MAX_METRICS_PER_BATCH):
+        batch = entries[start : start + MAX_METRICS_PER_BATCH]
+        client.log_batch(analysis.parent.info.run_id, metrics=batch)

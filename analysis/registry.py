@@ -1,12 +1,13 @@
 """Register the selected configuration's model in the MLflow model registry (client API only).
 
-A trial logs its trained model as the `save_pretrained` folder `model/` of its run when
-the sweep asks for it (``log_models``). The registry then points a new model version at
-that folder and moves the alias (``champion``) to it when its sweep is complete and
-ended after the sweep holding the alias now, and its model is not worse on the dev selection
-metric than the one holding the alias (unless asked: ``--register-anyway``). MLflow's SQL
-registry stores the source URI as given and needs no MLmodel file, so a plain Transformers
-folder works; the model is loaded back with ``from_pretrained`` on the downloaded folder.
+A trial logs its trained model as the MLflow transformers model `model/` of its run when
+the sweep asks for it (``log_models``; sweeps/model_logging.py). The registry then points a
+new model version at that folder and moves the alias (``champion``) to it when its sweep is
+complete and ended after the sweep holding the alias now, and its model is not worse on the
+dev selection metric than the one holding the alias (unless asked: ``--register-anyway``).
+The champion loads with MLflow's own loaders:
+``mlflow.transformers.load_model("models:/<experiment>@champion")`` (a pipeline) or
+``mlflow.pyfunc.load_model`` (a DataFrame of ``text``, ``text_pair`` in, labels out).
 """
 
 from dataclasses import dataclass

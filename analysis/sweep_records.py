@@ -8,7 +8,7 @@ import pandas as pd
 from mlflow import MlflowClient
 from mlflow.entities import Run
 
-from analysis.collect import ExampleScores, collect_trials, find_parent_run
+from analysis.collect import ExampleScores, find_parent_run, finished_trial_runs, trials_table
 from analysis.departures import read_departures
 from analysis.sanity import TrainingRecords, read_training_records
 
@@ -20,7 +20,7 @@ class SweepRecords:
     experiment: str
     parent: Run
     trials: pd.DataFrame  # analysis.collect.collect_trials: one row per finished trial
-    scores: ExampleScores  # the trials' per-example artifacts, downloaded when first asked
+    scores: ExampleScores  # the trials' per-example artifacts, read when first asked
     departures: dict | None  # a paper preset's departures, as logged (analysis/departures.py)
     training: TrainingRecords  # diverged trials and loss curves (analysis/sanity.py)
 
@@ -31,12 +31,15 @@ def read_sweep(
     """The sweep of ``parent_run_id`` (without it: the newest parent run with finished
     trials) in ``experiment``."""
     parent = find_parent_run(client, experiment, parent_run_id)
-    trials = collect_trials(client, parent.info.run_id)
+    runs = finished_trial_runs(client, parent.info.run_id)
+    trials = trials_table(runs)
+    # The search's artifact locations: no get_run per trial when its scores are read.
+    artifact_uris = {run.info.run_id: run.info.artifact_uri for run in runs}
     return SweepRecords(
         experiment=experiment,
         parent=parent,
         trials=trials,
-        scores=ExampleScores(client),
+        scores=ExampleScores(client, artifact_uris),
         departures=read_departures(client, parent),
         training=read_training_records(client, trials, parent),
     )

@@ -39,8 +39,12 @@ CASES = {
     "throughput": ("training", "training_throughput", "training examples/s and padding"),
     "evaluation": ("evaluation", "evaluation_throughput", "evaluation examples/s"),
     "sweep": ("sweep", "sweep_overhead", "smoke-sweep overhead"),
+    "driver": ("driver_scale", "driver_scaling", "the sweep driver as the trials grow"),
     "statistics": ("significance", "statistics", "paired tests at paper size"),
     "memory": ("memory", "peak_memory", "peak memory of a step per objective"),
+    "mfu": ("mfu", "model_flops_utilisation", "each objective's step vs the matmul rate"),
+    "contention": ("contention", "contention", "a trial beside CPU-bound processes"),
+    "scale": ("scale", "scale", "report and compare as the tracking store grows"),
 }
 # The printed columns: width and alignment; the note follows, unpadded.
 NAME_WIDTH = 62

@@ -6,8 +6,12 @@ before numpy loads and still hold BLAS to one thread.
 
 from __future__ import annotations
 
+import os
 import platform
 import re
+import signal
+import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -125,3 +129,24 @@ def load_average() -> str:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "unknown"
+
+
+def run_in_own_session(
+    command: list[str], workdir: Path, env: dict, log_path: Path, timeout_s: int
+):
+    """Run `command` in `workdir` with its output in `log_path`, in its own session so that it
+    and the Ray it starts are stopped together on a timeout: (exit code, or "killed after N
+    s", start and end times since the epoch)."""
+    with open(log_path, "w") as log:
+        started = time.time()
+        process = subprocess.Popen(
+            command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+        try:
+            code = process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            code = f"killed after {timeout_s} s"
+    return code, started, time.time()

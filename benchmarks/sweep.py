@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import heapq
 import os
-import signal
-import subprocess
 import sys
-import time
 from typing import Iterator, Sequence
 
-from benchmarks.common import REPO, Result, Settings, cpu_count, measured
+from benchmarks.common import REPO, Result, Settings, cpu_count, measured, run_in_own_session
 
 SCRIPT = REPO / "sweeps" / "ear_xnli.py"
 EXPERIMENT = "ear_xnli"
@@ -35,7 +32,8 @@ QUICK_SETTINGS = [
     *("--set", "tiny_layers=2", "--set", "layer=2"),
 ]
 TIMEOUT_S = 480
-TARGETS = {"wall": ("<=", 1.3), "first": ("<=", 15.0), "gap": ("<=", 3.0)}
+# Issue 24's targets (issue 10's were wall <= 1.3x ideal, first trial <= 15 s).
+TARGETS = {"wall": ("<=", 1.15), "first": ("<=", 8.0), "gap": ("<=", 3.0)}
 
 
 def idle_gaps(trials: Sequence[tuple[float, float]], slots: int) -> list[float]:
@@ -78,20 +76,7 @@ def _run_sweep(arguments: list[str], workdir, timeout_s: int) -> tuple[float, fl
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     log_path = workdir / "sweep.log"
     command = [sys.executable, str(SCRIPT), "--preset", "smoke", *arguments]
-    with open(log_path, "w") as log:
-        started = time.time()
-        # Its own session, so that it and the Ray it starts can be stopped together.
-        process = subprocess.Popen(
-            command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-        try:
-            code = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            code = f"killed after {timeout_s} s"
-        ended = time.time()
+    code, started, ended = run_in_own_session(command, workdir, env, log_path, timeout_s)
     if code != 0:
         tail = log_path.read_text()[-3000:]
         raise RuntimeError(f"{' '.join(command)} exited {code}:\n{tail}")

@@ -178,10 +178,12 @@ def xnli_test_pairs(config: TrialConfig, limit: int | None) -> list:
 
 class Trainer:
     """The optimiser, schedule and step of `xlt_core.train.train` (its own functions), on
-    the CPU."""
+    the CPU (or on `device`, where the model is moved first: the MFU case on a GPU)."""
 
-    def __init__(self, model, config: TrialConfig, total_steps: int = 10_000):
-        self.model, self.config = model, config
+    def __init__(
+        self, model, config: TrialConfig, total_steps: int = 10_000, device: torch.device = CPU
+    ):
+        self.model, self.config, self.device = model.to(device), config, device
         self.optimizer, self.scheduler = optimizer_and_schedule(model, config, total_steps)
 
     def step(self, objective: Objective, training_set: TrainingSet, indices: Sequence[int]):
@@ -194,7 +196,7 @@ class Trainer:
             self.optimizer,
             self.scheduler,
             self.config,
-            CPU,
+            self.device,
         )
         for value in (loss, *parts.values()):
             value.item()

@@ -18,8 +18,11 @@ import types
 from pathlib import Path
 
 from sweeps import spaces
-from sweeps.experiment import PRESET_NAMES, SweepSpec, experiment_spec
-from sweeps.interruption import StopSignals, SweepInterrupted
+from sweeps.experiment import PRESET_NAMES, SWEEP_SETTINGS, SweepSpec, experiment_spec
+from sweeps.interruption import StopSignals, SweepInterrupted, signal_behind
+from sweeps.settings_help import sweep_settings_epilog
+from sweeps.storage_checks import StorageFull
+from sweeps.sweep_file import logged_sweep, read_sweep_file, sweep_text
 from xlt_core.config import (
     HYPERPARAMETER_NAMES,
     MAX_SEED,
@@ -35,17 +38,10 @@ from xlt_schema.tracking_store import redact
 EXIT_DONE = 0  # every trial finished and the report is written
 EXIT_TRIALS_FAILED = 1  # the sweep ran to its end, but some trials failed
 EXIT_BAD_INPUT = 2  # refused before any work: settings, flags, files, tracking store
-EXIT_CRASHED = 3  # the driver itself failed (traceback printed); --resume continues
+# The driver itself failed (traceback printed), or the disk filled up (one line); --resume
+# continues.
+EXIT_CRASHED = 3
 
-# Settings that belong to the sweep, not to a trial.
-SWEEP_SETTINGS = (
-    "seeds",
-    "cpus_per_trial",
-    "log_models",
-    "search_trials",
-    "top_k",
-    "search_seeds",
-)
 # Trial settings the sweep script fixes in its points, and the seed (the sweep's `seeds`).
 SCRIPT_SETTINGS = ("method", "adaptation")
 # What `--set` accepts: every trial setting but those, and the sweep settings.
@@ -74,12 +70,41 @@ def build_parser(
         prog=f"python sweeps/{script}.py",
         description=description or f"Run the {script} sweep on Ray Tune, tracked in MLflow.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=sweep_settings_epilog(SETTABLE),
     )
     _add_sweep_arguments(parser, presets)
     _add_run_arguments(parser)
     _add_plan_arguments(parser)
+    _add_config_arguments(parser)
     _add_override_argument(parser)
     return parser
+
+
+def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """The sweep as a file (sweeps/sweep_file.py): written, read, or read from a parent run."""
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--config",
+        metavar="FILE",
+        help="run the sweep a file describes (written by --save-config; instead of --preset "
+        "and --data-dir; --set and --strategy still apply)",
+    )
+    source.add_argument(
+        "--from-run",
+        metavar="PARENT_RUN_ID",
+        help="run again the sweep a parent run recorded (its sweep_config.yaml artifact, on "
+        "the tracking URI)",
+    )
+    parser.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print the sweep as a file (after --set) and exit",
+    )
+    parser.add_argument(
+        "--save-config",
+        metavar="FILE",
+        help="write the sweep as a file (after --set) to FILE and exit; --config FILE runs it",
+    )
 
 
 def _add_sweep_arguments(parser: argparse.ArgumentParser, presets: tuple[str, ...]) -> None:
@@ -87,10 +112,10 @@ def _add_sweep_arguments(parser: argparse.ArgumentParser, presets: tuple[str, ..
     parser.add_argument(
         "--preset",
         choices=presets,
-        default="smoke",
-        help="smoke: tiny model, offline, minutes on a laptop; paper: the paper's experiment "
-        "as its card (sweeps/papers/) sets it, hub data, departures declared (--dry-run lists "
-        "them); paper-xlmr (ding2022's scripts that have it): the same with XLM-R base",
+        help="(default smoke) smoke: tiny model, offline, minutes on a laptop; paper: the "
+        "paper's experiment as its card (sweeps/papers/) sets it, hub data, departures "
+        "declared (--dry-run lists them); paper-xlmr (ding2022's scripts that have it): the "
+        "same with XLM-R base",
     )
     parser.add_argument(
         "--data-dir",
@@ -107,10 +132,10 @@ def _add_sweep_arguments(parser: argparse.ArgumentParser, presets: tuple[str, ..
     parser.add_argument(
         "--strategy",
         choices=("grid", "search"),
-        default="grid",
-        help="grid: every configuration with every seed, plus the baseline; search: phase 1 "
-        "samples the method's ranges (Optuna TPE, one seed, ASHA early stopping on English "
-        "dev), phase 2 re-runs the top_k configurations and the baseline over every seed",
+        help="(default grid, or the sweep file's) grid: every configuration with every seed, "
+        "plus the baseline; search: phase 1 samples the method's ranges (Optuna TPE, one "
+        "seed, ASHA early stopping on English dev), phase 2 re-runs the top_k configurations "
+        "and the baseline over every seed",
     )
 
 
@@ -201,7 +226,7 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
             spec.cpus_per_trial = _positive_number(key, value)
         elif key == "log_models":
             spec.log_models = _boolean(key, value)
-        elif key in ("search_trials", "top_k", "search_seeds"):
+        elif key in ("search_trials", "top_k", "search_seeds", "search_concurrency"):
             setattr(spec, key, _int_setting(key, value, 1))
         elif key in HYPERPARAMETER_NAMES:
             spec.fixed_axes[key] = coerce_setting(key, value)
@@ -242,15 +267,10 @@ def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
     presets = tuple(getattr(script, "POINTS", PRESET_NAMES))
     args = build_parser(Path(script.__file__).stem, script.__doc__, presets).parse_args(argv)
     try:
-        if args.data_dir and not Path(args.data_dir).is_dir():
-            raise ConfigError(
-                "--data-dir",
-                args.data_dir,
-                "an existing directory in the XTREME layout (e.g. xnli/train-en.tsv)",
-            )
-        spec = experiment_spec(script, args.preset, args.data_dir)
-        spec.strategy = args.strategy
-        spec = resolve_paths(apply_overrides(spec, parse_assignments(args.set)))
+        spec = apply_overrides(_sweep(script, args), parse_assignments(args.set))
+        if args.print_config or args.save_config:  # paths as given: the file may move
+            return _write_sweep_file(spec, args.save_config)
+        spec = resolve_paths(spec)
         if (args.pilot or args.target_difference) and not args.dry_run:
             raise ConfigError(
                 "--pilot" if args.pilot else "--target-difference",
@@ -278,10 +298,53 @@ def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
     return code
 
 
+def _sweep(script: types.ModuleType, args: argparse.Namespace) -> SweepSpec:
+    """The sweep before `--set`: from a file (`--config`, `--from-run`), else the preset's."""
+    if args.config or args.from_run:
+        flag = "--config" if args.config else "--from-run"
+        for given, name in ((args.preset, "--preset"), (args.data_dir, "--data-dir")):
+            if given:
+                raise ConfigError(name, given, f"not with {flag}: the sweep file sets it")
+        if args.config:
+            spec = read_sweep_file(args.config, script)
+        else:
+            from sweeps.tracking import resolve_tracking_uri
+
+            spec = logged_sweep(resolve_tracking_uri(args.tracking_uri), args.from_run, script)
+        spec.strategy = args.strategy or spec.strategy
+        return spec
+    if args.data_dir and not Path(args.data_dir).is_dir():
+        raise ConfigError(
+            "--data-dir",
+            args.data_dir,
+            "an existing directory in the XTREME layout (e.g. xnli/train-en.tsv)",
+        )
+    spec = experiment_spec(script, args.preset or "smoke", args.data_dir)
+    spec.strategy = args.strategy or "grid"
+    return spec
+
+
+def _write_sweep_file(spec: SweepSpec, path: str | None) -> int:
+    text = sweep_text(spec)
+    if path is None:
+        print(text, end="", flush=True)
+        return EXIT_DONE
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise ConfigError("--save-config", path, f"a writable file ({error.strerror})") from None
+    command = f"python sweeps/{spec.experiment}.py --config {shlex.quote(path)}"
+    print(f"Saved the sweep to {path}; run it with: {command}", flush=True)
+    return EXIT_DONE
+
+
 def _run(spec: SweepSpec, args: argparse.Namespace, resume_command: str) -> int:
     # Ray, torch and MLflow load here, after the command line and the settings are read.
     with StopSignals() as signals:
         try:
+            from sweeps.ray_address import check_ray_address
+
+            check_ray_address(args.address)  # before anything slow, and before ray.init
             from sweeps.runner import SweepOptions, check_sweep, run_sweep
             from sweeps.tracking import check_tracking_uri, resolve_tracking_uri
 
@@ -300,13 +363,14 @@ def _run(spec: SweepSpec, args: argparse.Namespace, resume_command: str) -> int:
             print(f"error: {error}", file=sys.stderr)
             return EXIT_BAD_INPUT
         except SweepInterrupted as interruption:
-            if args.resume or interruption.parent_run_id:
-                what = f"the state is saved; continue with:\n  {resume_command}"
-            else:
-                what = "nothing was tracked yet; run the same command again"
-            print(f"interrupted ({interruption}): {what}", file=sys.stderr, flush=True)
-            return interruption.exit_code
-        except Exception:
+            return _interrupted_exit(interruption, args.resume, resume_command)
+        except StorageFull as full:  # one line, no traceback: the state is resumable
+            print(f"error: {full}:\n  {resume_command}", file=sys.stderr, flush=True)
+            return EXIT_CRASHED
+        except Exception as error:
+            interruption = signal_behind(error)  # a signal that Ray's compiled code re-raised
+            if interruption is not None:
+                return _interrupted_exit(interruption, args.resume, resume_command)
             traceback.print_exc()
             print(
                 "error: the sweep stopped on an unexpected error (above); what finished is "
@@ -315,6 +379,16 @@ def _run(spec: SweepSpec, args: argparse.Namespace, resume_command: str) -> int:
             )
             return EXIT_CRASHED
     return EXIT_TRIALS_FAILED if failed else EXIT_DONE
+
+
+def _interrupted_exit(interruption: SweepInterrupted, resumed: bool, resume_command: str) -> int:
+    """Say what a stop signal left and how to continue; the exit status: 128 + the signal."""
+    if resumed or interruption.parent_run_id:
+        what = f"the state is saved; continue with:\n  {resume_command}"
+    else:
+        what = "nothing was tracked yet; run the same command again"
+    print(f"interrupted ({interruption}): {what}", file=sys.stderr, flush=True)
+    return interruption.exit_code
 
 
 def _resume_command(script: types.ModuleType, argv: list[str]) -> str:

@@ -19,6 +19,17 @@ from sweeps.trial_request import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 
+# The settings `--set` takes that belong to the sweep, not to a trial.
+SWEEP_SETTINGS = (
+    "seeds",
+    "cpus_per_trial",
+    "log_models",
+    "search_trials",
+    "top_k",
+    "search_seeds",
+    "search_concurrency",
+)
+
 
 @dataclass
 class SweepSpec:
@@ -48,6 +59,10 @@ class SweepSpec:
     # Phase 1 ranks each sampled configuration on its mean over this many seeds (the sweep's
     # first ones; Tune's Repeater), so that a lucky seed does not win it.
     search_seeds: int = 1
+    # Phase 1 draws at most this many configurations before results return (Tune's
+    # ConcurrencyLimiter): unlimited on a large cluster, TPE would draw most of its samples
+    # blind, close to random search.
+    search_concurrency: int = 4
     fixed_axes: dict = field(default_factory=dict)
     # The paper card a paper preset is built from (None: smoke, or a script without one).
     paper_card: PaperCard | None = None

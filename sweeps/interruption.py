@@ -5,7 +5,15 @@ Tune handles a first Ctrl-C itself: it leaves its loop, saves the experiment sta
 running trials stay RUNNING there, so `Tuner.restore` continues them from their last
 checkpoints), then stops the trials. It does nothing for SIGTERM, and `ray.init` installs a
 SIGTERM handler that exits at once. Here both signals take that graceful path; a second
-signal stops at once (Tune's periodic state snapshot is then what a resume starts from).
+signal stops at once (Tune's periodic state snapshot is then what a resume starts from),
+with the first one's exit status: raised wherever the main thread is, it may come back
+wrapped (Ray's compiled `CoreWorker.wait` re-raises it as a SystemError), which
+`signal_behind` sees through. Once the report is written (`finished`) a signal is only
+acknowledged.
+
+Only a real signal is an interruption: a phase whose trials Tune left unfinished without one
+is a `TuneEndedEarly` fault, and a trial whose worker died is a failed trial
+(`unfinished_trials`).
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 TUNE_SIGINT_ENV = "TUNE_DISABLE_SIGINT_HANDLER"
 # Tune's stop handler is always registered for SIGUSR1 during `fit` (ray/tune/tune.py).
 TUNE_STOP_SIGNAL = signal.SIGUSR1
+# The statuses of a trial Tune saw to its end (returned, stopped by ASHA, or errored).
+ENDED_STATUSES = ("TERMINATED", "ERROR")
 
 
 class SweepInterrupted(BaseException):
@@ -39,6 +49,38 @@ class SweepInterrupted(BaseException):
         return 128 + self.signum
 
 
+class TuneEndedEarly(RuntimeError):
+    """Tune's loop ended with trials that neither ended nor failed, and no stop signal reached
+    the driver: a fault of Tune or Ray, reported as such (never as a Ctrl-C); what ended is
+    kept and `--resume` continues the rest."""
+
+
+def signal_behind(error: BaseException) -> SweepInterrupted | None:
+    """The SweepInterrupted that `error` is, or was caused by; else None. A stop signal's
+    handler raises wherever the main thread is, and Ray's compiled code it may land in (a
+    second Ctrl-C during `CoreWorker.wait`) re-raises it as a SystemError caused by it."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, SweepInterrupted):
+            return error
+        seen.add(id(error))
+        error = error.__cause__
+    return None
+
+
+def unfinished_trials(statuses: dict[str, str], results) -> int:
+    """How many trials of a finished `Tuner.fit` neither ended nor failed: `statuses` are the
+    trials' statuses in the experiment state Tune saved last (by trial id), `results` its
+    ResultGrid. A trial whose worker died (Tune's ActorDiedError, `--max-failures` used up)
+    is saved PENDING although its result holds the error: it failed, it is not unfinished.
+    An errored result without a trial id (no report before its worker died) is taken to be
+    one of the unended trials."""
+    errored = [(result.metrics or {}).get("trial_id") for result in results if result.error]
+    unended = {trial for trial, status in statuses.items() if status not in ENDED_STATUSES}
+    anonymous = sum(trial is None for trial in errored)
+    return max(0, len(unended - set(errored)) - anonymous)
+
+
 class StopSignals:
     """While entered (main thread only; elsewhere it does nothing), SIGINT and SIGTERM:
 
@@ -46,7 +88,8 @@ class StopSignals:
       stop), and `raise_if_received` raises SweepInterrupted after it;
     - inside `held()`: are recorded only, so that a short update of the tracking store is
       not cut in half;
-    - anywhere else: raise SweepInterrupted at once.
+    - after `finished()`: are acknowledged only (the sweep's work is done);
+    - anywhere else: raise SweepInterrupted at once (a later signal too: "stop at once").
     """
 
     def __init__(self):
@@ -104,7 +147,17 @@ class StopSignals:
         try:
             yield
         finally:
-            self._mode = previous
+            if self._mode == "held":  # not `finished()` inside: that lasts
+                self._mode = previous
+
+    def finished(self) -> None:
+        """The sweep's work is done (every trial ended, the report written or none to write):
+        a signal from here on is only acknowledged, and the driver exits as it was about to
+        (0, or 1 when trials failed; the rest is Ray's shutdown): nothing is left to resume."""
+        self._mode = "done"
+        if self.received is not None:  # held while the report was marked written
+            name = signal.Signals(self.received).name
+            print(f"{name} received: the sweep has already finished; exiting", flush=True)
 
     def raise_if_received(self, detail: str = "") -> None:
         if self.received is not None:
@@ -115,6 +168,9 @@ class StopSignals:
         if first:
             self.received = signum
         name = signal.Signals(signum).name
+        if self._mode == "done":
+            self.finished()  # says so
+            return
         if self._mode == "held":
             print(f"{name} received: finishing an update of the tracking store", flush=True)
             return
@@ -127,4 +183,5 @@ class StopSignals:
             )
             tune_stop(signum, frame)
             return
-        raise SweepInterrupted(self.received)
+        # The first signal decides the exit status; a later one only makes it stop at once.
+        raise SweepInterrupted(self.received, "" if first else f"{name} again: stopped at once")

@@ -3,9 +3,11 @@ without network and without tracking anything: the configurations x seeds of eac
 the trial count, the resources per trial, and per configuration the estimate of
 `sweeps/cost_model.py` (training tokens, GPU-hours, peak memory), with its assumptions.
 
-Every configuration's settings are checked, and local or synthetic training data is read to
-count it; the evaluation files, the model's depth and the tracking store are checked when
-the sweep itself starts.
+The sweep's own settings checks run first (sweeps/sweep_checks.py: every trial's values,
+each task's methods, a search's ranges as the sweep would search them), so a dry run refuses
+what the sweep refuses; local or synthetic training data is read to count it; the evaluation
+files, a pretrained model's depth and the tracking store are checked when the sweep itself
+starts (they may need the network).
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from sweeps import cost_model
 from sweeps.experiment import SweepSpec
 from sweeps.paper_cards import value_text
 from sweeps.resources import trial_resources
-from sweeps.spaces import SEARCH_RANGES
+from sweeps.sweep_checks import check_settings
 from xlt_core.config import ADAPTATION_HYPERPARAMETERS, TrialConfig
 from xlt_core.data.parallel import stage_targets
 from xlt_core.errors import ConfigError
+from xlt_core.preflight import check_supported
 
 GRID = "grid"  # sweeps/search.py's PHASE_GRID (that module loads torch)
 GIB = 2**30
@@ -101,6 +104,7 @@ def _asha(spec: SweepSpec, phases: list[Phase]) -> bool:
 
 def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
     """The plan as text. Raises ConfigError on a bad setting, as the sweep would."""
+    check_settings(spec)
     configs = spec.configs()
     phases = grid_phases(spec, configs) if spec.strategy == GRID else search_phases(spec)
     total = sum(phase.trials for phase in phases)
@@ -196,34 +200,26 @@ def grid_phases(spec: SweepSpec, configs: list[TrialConfig]) -> list[Phase]:
 
 
 def search_phases(spec: SweepSpec) -> list[Phase]:
-    """Phase 1 samples the searched methods' ranges with the first seed; phase 2 re-runs the
-    baseline and the top_k configurations over every seed (sweeps/search.py). Phase 1's
-    configurations are unknown until it runs: each is counted as the costliest the ranges
-    allow (the largest value of every choice, as `m`), an upper bound."""
+    """Phase 1 samples the searched methods' ranges (as the sweep searches them: values this
+    model cannot take dropped, `--set` axes fixed) with the first seed(s); phase 2 re-runs the
+    baseline and the top_k distinct configurations of phase 1 (at most its search_trials)
+    over every seed (sweeps/search.py). Phase 1's configurations are unknown until it runs:
+    each is counted as the costliest the ranges allow (the largest value of every choice, as
+    `m`), an upper bound."""
     from sweeps import search  # torch loads here, only for strategy search
 
-    baselines = search.baseline_points(spec)
-    ranges = {m: SEARCH_RANGES[m] for m in search.searched_methods(spec) if m in SEARCH_RANGES}
-    if not baselines or not ranges:
-        raise ConfigError(
-            "--strategy",
-            "search",
-            "a sweep with a baseline and a method that has search ranges "
-            f"(sweeps/spaces.py SEARCH_RANGES: {', '.join(sorted(SEARCH_RANGES))})",
-        )
+    ranges = search.search_ranges(spec, fits=check_supported)
     costliest = max(
         (
-            spec.trial_config(point, **_largest_choices(spec, ranges[method]))
+            spec.trial_config(point, **_largest_choices(ranges[method]))
             for point in spec.points
             if (method := point["method"]) in ranges
         ),
         key=lambda config: cost_model.step_cost(config) * cost_model.items_per_example(config),
     )
     fixed = ", ".join(f"{name}={value}" for name, value in spec.fixed_axes.items()) or "none"
-    seeds, k = len(spec.seeds), spec.top_k
-    sampled = f"sampled {costliest.method}, costliest choices"
-    repeat = spec.search_seeds
-    phase1_seeds = ", ".join(map(str, spec.seeds[:repeat]))
+    seeds, repeat, sampled = len(spec.seeds), spec.search_seeds, f"sampled {costliest.method}"
+    sampled += ", costliest choices"
     ranking = (
         "ASHA stops weak ones early on English dev"
         if repeat == 1
@@ -231,15 +227,22 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
     )
     phase1 = Phase(
         f"Phase 1 (search): {spec.search_trials} configurations sampled by Optuna TPE "
-        f"(the sweep's own first) from sweeps/spaces.py SEARCH_RANGES "
-        f"({'; '.join(f'{m}: {_ranges_text(r)}' for m, r in ranges.items())}; fixed by --set: "
-        f"{fixed}) x {repeat} seed{'s' if repeat > 1 else ''} ({phase1_seeds}) = "
-        f"{spec.search_trials * repeat} trials; {ranking}",
+        f"(the sweep's own first) from sweeps/spaces.py SEARCH_RANGES for model "
+        f"{costliest.model} ({'; '.join(f'{m}: {_ranges_text(r)}' for m, r in ranges.items())}; "
+        f"fixed by --set: {fixed}) x {repeat} seed{'s' if repeat > 1 else ''} "
+        f"({', '.join(map(str, spec.seeds[:repeat]))}) = {spec.search_trials * repeat} trials; "
+        f"{ranking}; at most {spec.search_concurrency} sampled before results return "
+        "(search_concurrency)",
         [Entry(sampled, costliest, spec.search_trials * repeat)],
     )
-    final = [spec.trial_config(point) for point in baselines]
+    final = [spec.trial_config(point) for point in search.baseline_points(spec)]
+    # Phase 2 re-runs distinct phase-1 configurations: never more than phase 1 sampled.
+    k = min(spec.top_k, spec.search_trials)
+    top = f"top {k} of phase 1" + (
+        f" (top_k={spec.top_k}, capped at its {k} configurations)" if k < spec.top_k else ""
+    )
     phase2 = Phase(
-        f"Phase 2 (final): {len(final)} baseline + top {k} of phase 1 = {len(final) + k} "
+        f"Phase 2 (final): {len(final)} baseline + {top} = {len(final) + k} "
         f"configurations x {seeds} seeds = {(len(final) + k) * seeds} trials",
         [Entry(config.config_label(), config, seeds) for config in final]
         + [Entry(f"top {k} of phase 1 ({sampled})", costliest, k * seeds)],
@@ -247,14 +250,13 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
     return [phase1, phase2]
 
 
-def _largest_choices(spec: SweepSpec, ranges: dict) -> dict:
-    """The largest choice of each range that sets the cost (m, adv_steps) and --set left."""
+def _largest_choices(ranges: dict) -> dict:
+    """The largest choice of each range that sets the cost (m, adv_steps; a `--set` value is
+    its range's one choice)."""
     return {
         name: max(bounds[1])
         for name, bounds in ranges.items()
-        if bounds[0] == "choice"
-        and name in cost_model.COST_HYPERPARAMETERS
-        and name not in spec.fixed_axes
+        if bounds[0] == "choice" and name in cost_model.COST_HYPERPARAMETERS
     }
 
 

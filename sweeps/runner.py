@@ -13,25 +13,43 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import logging
 import os
 import signal
-import subprocess
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweeps import search, tracking
+from sweeps import driver_lock, search, tracking
 from sweeps.experiment import SweepSpec
-from sweeps.interruption import StopSignals, SweepInterrupted
+from sweeps.interruption import (
+    StopSignals,
+    SweepInterrupted,
+    TuneEndedEarly,
+    signal_behind,
+    unfinished_trials,
+)
 from sweeps.resources import (
     alive_node_cpus,
     check_cpus_fit,
     check_gpus_present,
     trial_resources,
 )
-from sweeps.trial_request import TrialRequest
+from sweeps.run_context import system_tags
+from sweeps.saved_state import check_saved_state, errored_by_full_disk, unrestorable
+from sweeps.storage_checks import (
+    QuietDiskFull,
+    StorageFull,
+    check_storage,
+    disk_full_text,
+    is_disk_full,
+)
+from sweeps.sweep_checks import check_settings
+from sweeps.sweep_file import SWEEP_FILE_ARTIFACT, sweep_text
+from sweeps.trial_request import TrialRequest, trial_name
 from xlt_core.config import TrialConfig
+from xlt_core.data.hub_presence import check_hub_data
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.preflight import check_resources, read_data
 from xlt_core.registry import PLUGINS_VARIABLE
@@ -45,6 +63,7 @@ from xlt_schema import (
     STAGE_TAG,
     STORAGE_TAG,
     SWEEP_KEY_TAG,
+    TRIAL_ID_TAG,
 )
 from xlt_schema.tracking_store import credentials_env, redact
 
@@ -52,11 +71,11 @@ RAY_RESULTS = "ray_results"
 REPORTS = "reports"
 OPTUNA_DB = "optuna.db"
 FINAL_POINTS_TAG = "xlt.final_points"
-# The statuses of a trial Tune saw to its end (returned, stopped by ASHA, or errored).
-ENDED_STATUSES = ("TERMINATED", "ERROR")
 OPTUNA_STORAGE_TAG = "optuna_storage"
 SNAPSHOT_WARNING_ENV = "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S"
 AUTO_LOGGERS_OFF_ENV = "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"
+# The logger that prints a failed trial's traceback (one line instead on a full disk).
+TUNE_CONTROLLER_LOG = logging.getLogger("ray.tune.execution.tune_controller")
 
 
 @dataclass(frozen=True)
@@ -73,35 +92,21 @@ class SweepOptions:
     tracking_wait_s: float = 600.0
 
 
-def expand_trials(spec: SweepSpec) -> list[TrialConfig]:
-    """Every trial of the grid, validated: each point with each seed (seeds are paired
-    across configurations, the baseline included). Raises ConfigError on the first bad value."""
-    return [spec.trial_config(point, seed=seed) for point in spec.points for seed in spec.seeds]
-
-
 def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
-    """All checks that can fail before Ray starts: values, data files, languages, model
-    depth, and for `search` its ranges and budget. Every local file a trial will read is read
-    here, once per configuration (seeds share their data), so that a missing file or a
-    corrupt line stops the sweep in seconds rather than failing every trial; hub data is
-    left to the trials."""
-    trials = expand_trials(spec)
+    """All checks that can fail before Ray starts: the dry run's (`check_settings`: values,
+    each task's methods, for `search` its ranges and budget), then data files, languages and
+    model depth. Every local file a trial will read is read here, once per configuration
+    (seeds share their data), so that a missing file or a corrupt line stops the sweep in
+    seconds rather than failing every trial; hub data sets are looked up (on the hub, or in
+    the cache when it cannot be reached) and read by the trials."""
+    trials = check_settings(spec, fits=check_resources)
     checked = set()
     for trial in trials:
         if trial.config_key() not in checked:  # the key leaves out the seed
             check_resources(trial)
             read_data(trial)
+            check_hub_data(trial)  # hub data sets there (or cached), before Ray starts
             checked.add(trial.config_key())
-    if spec.strategy == search.PHASE_SEARCH:
-        search.search_ranges(spec)
-        if not search.baseline_points(spec):
-            raise ConfigError(
-                "--strategy", "search", "a sweep with a baseline configuration to re-run in phase 2"
-            )
-        if spec.search_seeds > len(spec.seeds):
-            raise ConfigError(
-                "search_seeds", spec.search_seeds, f"at most the sweep's {len(spec.seeds)} seeds"
-            )
     return trials
 
 
@@ -134,6 +139,8 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
     key = sweep_key(spec)
     with contextlib.ExitStack() as stack:
         signals = signals or stack.enter_context(StopSignals())
+        # One driver per sweep, before Ray or any run: a second is refused (exit 2).
+        stack.enter_context(driver_lock.hold(options.tracking_uri, spec.experiment))
         # Slow steps that overlap others, joined as the block ends: a new SQLite store's tables
         # (MLflow's migrations) are made while Ray starts, and Ray stops while the report is
         # written (`_ray_session`).
@@ -142,6 +149,10 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
         resumed = None
         if options.resume:  # the store exists (`check_tracking_uri`): open at once
             resumed = _resumable_parent(opening.result()[0], spec, options, key)
+        # Before Ray starts and before a parent run saves the storage path: a folder that
+        # cannot be written or is nearly full is refused here, not met by every trial.
+        storage = (resumed.data.tags if resumed else {}).get(STORAGE_TAG, options.storage_path)
+        check_storage([spec.trial_config(point) for point in spec.points], storage, Path.cwd())
         if resumed is not None and resumed.data.tags.get(COMPLETE_TAG) == "true":
             # Every trial ended before; only the report was interrupted.
             print(
@@ -172,6 +183,7 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
             flush=True,
         )
         if finished == 0:
+            signals.finished()  # closed FAILED: nothing to report or resume
             return max(failed, 1)
         return _report(spec, options, client, parent_run_id, failed, signals)
 
@@ -206,14 +218,42 @@ def _run_phases(spec, options, opening: Future, background, key: str, resumed, s
             )
             results, failed = phases.run()
     except BaseException as error:  # a signal, or a crash: resumable either way
-        # Ray is down: no trial writes any more. (Bad input is refused before any trial.)
-        if parent_run_id is not None and not isinstance(error, (ConfigError, DataError)):
+        # Ray is down: no trial writes any more. (Bad input is refused before any trial; a
+        # resumed parent whose saved state is refused was set running again: marked too.)
+        refused = isinstance(error, (ConfigError, DataError)) and resumed is None
+        # A signal is an interruption even when Ray's compiled code re-raised it as another error.
+        interruption = signal_behind(error)
+        if parent_run_id is not None and not refused:
             with signals.held():  # a parent run means the store was open
-                _interrupted(opening.result()[0], parent_run_id, options, error)
-        if isinstance(error, SweepInterrupted):
-            error.parent_run_id = parent_run_id
+                _stopped(opening.result()[0], parent_run_id, options, interruption or error)
+        if interruption is not None:
+            interruption.parent_run_id = parent_run_id
+            if interruption is not error:
+                raise interruption from None
+        if is_disk_full(error) and not isinstance(error, StorageFull):
+            raise StorageFull(_disk_full_line(options, error)) from None
         raise
     return parent_run_id, results, failed
+
+
+def _stopped(client, parent_run_id: str, options: SweepOptions, error: BaseException) -> None:
+    """Mark the runs interrupted; on a full disk the store may not take the update: the runs
+    then stay RUNNING, which `--resume` continues all the same."""
+    try:
+        _interrupted(client, parent_run_id, options, error)
+    except Exception as failure:
+        if not (is_disk_full(error) and is_disk_full(failure)):
+            raise
+        print("The tracking store is on the full disk: its runs stay RUNNING", flush=True)
+
+
+def _disk_full_line(options: SweepOptions, error: BaseException) -> str:
+    what = disk_full_text(error)
+    return (
+        f"the disk is full ({what}); the sweep stopped and its state is kept: free space "
+        f"(storage {_absolute_storage(options.storage_path)}, working folder {Path.cwd()}), "
+        "then continue with --resume"
+    )
 
 
 def _resumable_parent(client, spec: SweepSpec, options: SweepOptions, key: str):
@@ -273,11 +313,13 @@ def _report(
     except SweepInterrupted as interruption:
         interruption.parent_run_id = parent_run_id
         raise
-    tracking.with_retries(
-        lambda: tracking.set_tags(client, parent_run_id, {REPORTED_TAG: "true"}),
-        options.tracking_wait_s,
-        "parent run",
-    )
+    with signals.held():  # reported, then done: a signal from here on is only acknowledged
+        tracking.with_retries(
+            lambda: tracking.set_tags(client, parent_run_id, {REPORTED_TAG: "true"}),
+            options.tracking_wait_s,
+            "parent run",
+        )
+        signals.finished()
     print(format_summary(report), flush=True)
     return failed
 
@@ -346,8 +388,15 @@ class SweepPhases:
         return results, failed + _count_failed(results)
 
     def run_grid(self, phase: str, points: list[dict], seeds: list[int]):
-        """Run (or restore and finish) a grid phase: every point with every seed."""
-        return self._fit(phase, self._grid_tuner(phase, points, seeds))
+        """Run (or restore and finish) a grid phase: every point with every seed. Its
+        results hold one per trial, or the sweep stops here: no `xlt.complete` for a phase
+        whose trials were not all run."""
+        results = self._fit(phase, self._grid_tuner(phase, points, seeds))
+        if len(results) != len(points) * len(seeds):
+            raise unrestorable(
+                self._path(phase), f"{len(results)} of {len(points) * len(seeds)} trials ended"
+            )
+        return results
 
     def _name(self, phase: str) -> str:
         return f"{self.tags[RAY_NAME_TAG]}-{phase}"
@@ -375,6 +424,7 @@ class SweepPhases:
         from ray import tune
         from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
 
+        from sweeps.full_disk_stop import StopOnFullDisk
         from sweeps.progress import ProgressCallback
 
         return tune.RunConfig(
@@ -384,30 +434,43 @@ class SweepPhases:
             failure_config=tune.FailureConfig(max_failures=self.options.max_failures),
             # The trials' result files (`Result.metrics_dataframe` reads them), without the
             # TensorBoard logger Tune would add: see `_fit`.
-            callbacks=[ProgressCallback(phase), CSVLoggerCallback(), JsonLoggerCallback()],
+            callbacks=[
+                ProgressCallback(phase),
+                CSVLoggerCallback(),
+                JsonLoggerCallback(),
+                StopOnFullDisk(),
+            ],
             verbose=0,  # the progress lines replace Tune's status table
         )
 
-    def _restorable(self, phase: str):
-        """The phase's Tuner restored from its saved state, or None when there is none."""
+    def _restorable(self, phase: str, planned: int | None = None):
+        """The phase's Tuner restored from its saved state, or None when there is none;
+        DataError when the state cannot be restored (`sweeps.saved_state`). Errored trials
+        stay as they ended, unless one errored on a full disk: then they all run again from
+        their last checkpoints (Tune resumes all errored trials or none)."""
         from ray import tune
 
         path = self._path(phase)
         if not tune.Tuner.can_restore(path):
             return None
+        trials = check_saved_state(path, planned)
+        full_disk = [t for t in trials if t.status == "ERROR" and errored_by_full_disk(t)]
         self.restored_phases.add(phase)
         print(
             f"Restoring phase {phase} from {path}: finished trials are kept, "
             "unfinished ones continue from their checkpoints",
             flush=True,
         )
-        return tune.Tuner.restore(
-            path,
-            self._trainable(),
-            resume_unfinished=True,
-            resume_errored=False,
-            restart_errored=False,
-        )
+        try:
+            return tune.Tuner.restore(
+                path,
+                self._trainable(),
+                resume_unfinished=True,
+                resume_errored=bool(full_disk),
+                restart_errored=False,
+            )
+        except Exception as error:  # tuner.pkl cut short, say
+            raise unrestorable(path, f"{type(error).__name__}: {error}") from None
 
     def _restored_results(self, phase: str):
         tuner = self._restorable(phase)
@@ -416,7 +479,7 @@ class SweepPhases:
     def _grid_tuner(self, phase: str, points: list[dict], seeds: list[int]):
         from ray import tune
 
-        restored = self._restorable(phase)
+        restored = self._restorable(phase, len(points) * len(seeds))
         if restored is not None:
             return restored
         request = dataclasses.replace(self.request, phase=phase)
@@ -433,25 +496,16 @@ class SweepPhases:
 
         # A freed slot takes the next trial in the same worker process (the function
         # trainable's `reset_config`) instead of waiting for a new actor to start.
-        return tune.TuneConfig(reuse_actors=True, **kwargs)
+        return tune.TuneConfig(reuse_actors=True, trial_name_creator=trial_name, **kwargs)
 
     def _search_tuner(self):
         from ray import tune
         from ray.tune.schedulers import ASHAScheduler
-        from ray.tune.search.optuna import OptunaSearch
 
         restored = self._restorable(search.PHASE_SEARCH)
         if restored is not None:
             return restored
-        ranges = search.search_ranges(self.spec)
-        searcher = OptunaSearch(
-            space=search.DefineByRun(ranges),
-            metric=search.METRIC,
-            mode=search.MODE,
-            points_to_evaluate=search.starting_points(self.spec, ranges) or None,
-            study_name=self.tags[RAY_NAME_TAG],
-            seed=self.spec.seeds[0],
-        )
+        searcher = search.phase_one_searcher(self.spec, self.tags[RAY_NAME_TAG])
         scheduler = ASHAScheduler(
             time_attr="training_iteration",
             metric=search.METRIC,
@@ -494,16 +548,25 @@ class SweepPhases:
         # driver's before the first trial, for files nothing here reads. A restored phase
         # keeps Tune's automatic loggers: its saved RunConfig may predate the explicit ones.
         os.environ[AUTO_LOGGERS_OFF_ENV] = "0" if phase in self.restored_phases else "1"
-        with self.signals.tune_fit():
-            results = tuner.fit()
+        quiet = QuietDiskFull()
+        TUNE_CONTROLLER_LOG.addFilter(quiet)
+        try:
+            with self.signals.tune_fit():
+                results = tuner.fit()
+        finally:
+            TUNE_CONTROLLER_LOG.removeFilter(quiet)
+        full = [result.error for result in results if is_disk_full(result.error)]
+        if full:  # the trials' own failures: the sweep stops, its state resumable
+            raise full[0]
         statuses = self._saved_statuses(phase)
         self._close_stopped_trials(results, statuses)
         self._relog(results)
-        unfinished = sum(status not in ENDED_STATUSES for status in statuses.values())
+        unfinished = unfinished_trials(statuses, results)
         detail = f"phase {phase} stopped with {unfinished} of {len(statuses)} trials unfinished"
         self.signals.raise_if_received(detail)
-        if unfinished:  # no signal of ours: Tune's loop ended early some other way
-            raise SweepInterrupted(signal.SIGINT, detail)
+        self._close_lost_trials(results)
+        if unfinished:  # no signal of ours: a fault, never reported as a Ctrl-C
+            raise TuneEndedEarly(f"{detail}, without a stop signal")
         return results
 
     def _saved_statuses(self, phase: str) -> dict[str, str]:
@@ -548,27 +611,52 @@ class SweepPhases:
                 )
                 self.client.set_terminated(run.info.run_id, status="KILLED")
 
+    def _close_lost_trials(self, results) -> None:
+        """A trial whose worker died (Tune's ActorDiedError once `--max-failures` is used up)
+        never closed its own run: FAILED, its `failure` tag Tune's error. Runs still RUNNING
+        after a fit no signal stopped are those (ASHA's stops are closed before)."""
+        errors = {
+            (result.metrics or {}).get("trial_id"): result.error
+            for result in results
+            if result.error is not None
+        }
+        if not errors:
+            return
+        parent = self.client.get_run(self.parent_run_id)
+        for run in tracking.trial_runs(self.client, parent, status="RUNNING"):
+            error = errors.get(run.data.tags.get(TRIAL_ID_TAG), errors.get(None))
+            if error is not None:
+                tracking.with_retries(
+                    lambda: _mark_failed(self.client, run.info.run_id, error),
+                    self.options.tracking_wait_s,
+                    "failed trial",
+                )
+
     def _relog(self, results) -> None:
         """Results a trial could not log (tracking server down) go to MLflow from its checkpoint."""
-        from sweeps.trainable import MLFLOW_LOGGED, MLFLOW_RUN_ID
+        from sweeps.trainable import MLFLOW_LOGGED, MLFLOW_RUN_ID, checkpoint_copy
 
         for result in results:
             if (result.metrics or {}).get(MLFLOW_LOGGED) is False and result.checkpoint is not None:
-                run_id, directory = result.metrics[MLFLOW_RUN_ID], result.checkpoint.to_directory()
+                run_id = result.metrics[MLFLOW_RUN_ID]
                 print(
                     f"Logging the results of trial run {run_id} from its Ray checkpoint", flush=True
                 )
-                tracking.with_retries(
-                    lambda: tracking.log_trial_results(self.client, run_id, directory),
-                    self.options.tracking_wait_s,
-                    "trial results",
-                )
+                with checkpoint_copy(result.checkpoint) as directory:
+                    tracking.with_retries(
+                        lambda: tracking.log_trial_results(self.client, run_id, directory),
+                        self.options.tracking_wait_s,
+                        "trial results",
+                    )
 
 
 def _start_parent(
     client, experiment_id: str, spec: SweepSpec, options: SweepOptions, key: str
 ) -> tuple[str, dict]:
     """Start the sweep's parent run, its tags saying how to resume it; (its id, its tags)."""
+    note = tracking.unfinished_sweep_note(client, experiment_id, key)
+    if note is not None:  # a rerun without --resume: say what happens to the old sweep
+        print(note, flush=True)
     run_name = f"{spec.experiment}-{spec.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
     tags = _parent_tags(spec, options, key, run_name)
     parent_run_id = tracking.start_parent_run(
@@ -576,6 +664,8 @@ def _start_parent(
     )
     if spec.paper_card is not None:
         tracking.log_departures(client, parent_run_id, spec.paper_card, spec.departures())
+    # The sweep as a file: `--from-run` runs it again.
+    client.log_text(parent_run_id, sweep_text(spec), SWEEP_FILE_ARTIFACT)
     what = (
         f"{len(spec.points)} configurations x {len(spec.seeds)} seeds"
         if spec.strategy == search.PHASE_GRID
@@ -593,7 +683,7 @@ def _start_parent(
 def _parent_tags(spec: SweepSpec, options: SweepOptions, key: str, run_name: str) -> dict:
     tags = {
         "mlflow.runName": run_name,
-        "code_version": _code_version(),
+        **system_tags(),  # MLflow's own (source, git commit, user) and library versions
         SWEEP_KEY_TAG: key,
         RAY_NAME_TAG: run_name,
         STORAGE_TAG: _absolute_storage(options.storage_path),
@@ -639,7 +729,17 @@ def _parent_params(spec: SweepSpec, options: SweepOptions) -> dict:
     }
 
 
+def _mark_failed(client, run_id: str, error: BaseException) -> None:
+    from sweeps.trainable import failure_text
+
+    tracking.set_tags(client, run_id, {FAILURE_TAG: failure_text(error)[:4000]})
+    client.set_terminated(run_id, status="FAILED")
+    print(f"Trial run {run_id} failed: {str(error).splitlines()[0][:200]}", flush=True)
+
+
 def _close_parent(client, parent_run_id: str, finished: int) -> None:
+    if FAILURE_TAG in client.get_run(parent_run_id).data.tags:
+        client.delete_tag(parent_run_id, FAILURE_TAG)  # an earlier driver's crash, now resumed
     tracking.set_tags(client, parent_run_id, {COMPLETE_TAG: "true"})
     client.set_terminated(parent_run_id, status="FINISHED" if finished else "FAILED")
 
@@ -704,16 +804,3 @@ def _stopped_early(result, statuses: dict[str, str], complete_key: str) -> bool:
         and result.error is None
         and not metrics.get(complete_key)
     )
-
-
-def _code_version() -> str:
-    try:
-        return subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=Path(__file__).parent,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"

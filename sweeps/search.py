@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Mapping
+from typing import Callable, Mapping
 
 from sweeps.experiment import SweepSpec
 from sweeps.spaces import SEARCH_RANGES
 from sweeps.trial_request import TrialRequest
+from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_resources
 from xlt_schema import DEV_CURVE, NO_ADAPTATION
@@ -53,10 +54,14 @@ def baseline_points(spec: SweepSpec) -> list[dict]:
     ]
 
 
-def search_ranges(spec: SweepSpec) -> dict[str, dict[str, tuple]]:
+def search_ranges(
+    spec: SweepSpec, fits: Callable[[TrialConfig], None] = check_resources
+) -> dict[str, dict[str, tuple]]:
     """Per searched method, the range of each hyperparameter: `--set` values fix their axis,
-    and choices this model cannot take (a layer deeper than the model) are dropped. Raises
-    ConfigError when a method has no ranges or a range is left empty or invalid."""
+    and choices this model cannot take (a layer deeper than the model) are dropped: a value
+    whose trial is invalid or that `fits` refuses (the dry run passes a check that needs no
+    network). Raises ConfigError when a method has no ranges or a range is left empty or
+    invalid."""
     methods = searched_methods(spec)
     if not methods:
         raise ConfigError(
@@ -78,7 +83,7 @@ def search_ranges(spec: SweepSpec) -> dict[str, dict[str, tuple]]:
             if name in spec.fixed_axes:
                 bounds = ("choice", (spec.fixed_axes[name],))
             values = bounds[1] if bounds[0] == "choice" else bounds[1:3]
-            valid = [value for value in values if _valid(spec, point, name, value)]
+            valid = [value for value in values if _valid(spec, point, name, value, fits)]
             if bounds[0] == "choice" and not valid:
                 raise ConfigError(
                     name,
@@ -249,10 +254,10 @@ def asha_max_t(spec: SweepSpec) -> int:
     return math.ceil(2 * config.epochs * config.evals_per_epoch) + 2
 
 
-def _valid(spec: SweepSpec, point: Mapping, name: str, value) -> bool:
-    """Whether `point` with `name` set to `value` is a trial this model can run."""
+def _valid(spec: SweepSpec, point: Mapping, name: str, value, fits) -> bool:
+    """Whether `point` with `name` set to `value` is a trial this model can run (`fits`)."""
     try:
-        check_resources(spec.trial_config(point, **{name: value}))
+        fits(spec.trial_config(point, **{name: value}))
     except ConfigError:
         return False
     return True
@@ -275,3 +280,22 @@ def _check_shared_names(ranges: Mapping[str, Mapping[str, tuple]]) -> None:
                     bounds,
                     f"the same search range in every method that has it ({method} differs)",
                 )
+
+
+def phase_one_searcher(spec: SweepSpec, study_name: str):
+    """Optuna's TPE over the sweep's ranges (its own points first), with at most
+    `spec.search_concurrency` configurations in flight: TPE learns from results only if it
+    waits for some (unlimited on a large cluster, most samples would be drawn blind)."""
+    from ray.tune.search import ConcurrencyLimiter
+    from ray.tune.search.optuna import OptunaSearch
+
+    ranges = search_ranges(spec)
+    searcher = OptunaSearch(
+        space=DefineByRun(ranges),
+        metric=METRIC,
+        mode=MODE,
+        points_to_evaluate=starting_points(spec, ranges) or None,
+        study_name=study_name,
+        seed=spec.seeds[0],
+    )
+    return ConcurrencyLimiter(searcher, max_concurrent=spec.search_concurrency)

@@ -36,6 +36,7 @@ from xlt_schema import (
     TRIAL_ID_TAG,
     TRIAL_ROLE,
 )
+from xlt_schema.lock_file import UnsafeLockFile, open_lock_file
 from xlt_schema.tracking_store import basic_auth, sqlite_problem, take_credentials
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
@@ -133,7 +134,13 @@ def prepare_store(uri: str) -> None:
     if not uri.startswith("sqlite:///"):
         return
     path = Path(uri.removeprefix("sqlite:///"))
-    with open(f"{path}.lock", "w") as lock:
+    try:
+        lock = open_lock_file(f"{path}.lock")  # never through a planted symlink
+    except UnsafeLockFile as error:
+        raise ConfigError(
+            "--tracking-uri", uri, f"a store without a planted lock file: {error}"
+        ) from None
+    with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other sweep waits, then finds the tables made
         try:
             MlflowClient(uri).search_experiments(max_results=1)
@@ -276,6 +283,23 @@ def find_resumable_parent(client: MlflowClient, experiment_id: str, sweep_key: s
         order_by=["attributes.start_time DESC"],
     )
     return next((run for run in runs if not is_done(run)), None)
+
+
+def unfinished_sweep_note(client: MlflowClient, experiment_id: str, sweep_key: str) -> str | None:
+    """The line a new sweep (no `--resume`) prints when a parent of the same settings still
+    has work left, or None. That parent is left as it is: a driver may still run it, and its
+    runs are tracked data; `--resume` continues the newest unfinished parent, which the new
+    sweep's becomes."""
+    parent = find_resumable_parent(client, experiment_id, sweep_key)
+    if parent is None:
+        return None
+    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(parent.info.start_time / 1000))
+    return (
+        f"Note: an unfinished sweep with these settings exists, parent run {parent.info.run_id} "
+        f"(started {started}, {parent.info.status}); it is left as it is, its runs kept, and a "
+        "new sweep starts without --resume: --resume continues the newest unfinished sweep "
+        f"of these settings (this new one while it has work left, then {parent.info.run_id})"
+    )
 
 
 def is_done(parent) -> bool:

@@ -9,19 +9,25 @@ into the trial's last Ray checkpoint before MLflow, so a tracking outage loses n
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import importlib
 import math
 import os
+import shutil
 import tempfile
 import traceback
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Iterator, Mapping
 
 import ray
 from mlflow.tracking import MlflowClient
 from ray import tune
 
 from sweeps import tracking
+from sweeps.model_logging import save_mlflow_models
+from sweeps.run_context import inherited_source_tags, library_versions
+from sweeps.storage_checks import is_disk_full
 from sweeps.trial_request import TrialRequest
 from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig
 from xlt_core.errors import ConfigError, DataError, TrainingDiverged
@@ -45,6 +51,12 @@ FAILURE = "failure"
 # Errors a retry from the same checkpoint would meet again: a diverged loss, bad data or
 # settings (FailureConfig's retries are for transient faults such as a lost node).
 NOT_RETRIED = (TrainingDiverged, DataError, ConfigError)
+# `module:function` run in place of xlt_core.trial.run_trial, read from the worker's environment
+# (a local Ray's workers inherit the driver's): the driver-scaling benchmark's no-op trial.
+TRIAL_FUNCTION_ENV = "XLT_TRIAL_FUNCTION"
+# Where a trial that logs its model saves it (`save_pretrained`) before it becomes the run's
+# MLflow model (`tracking.MODEL_DIR`).
+TRAINED_DIR = "trained"
 
 
 class RayMlflowReporter:
@@ -54,6 +66,9 @@ class RayMlflowReporter:
         self.client, self.run_id, self.label = client, run_id, label
         # Curve points MLflow has not taken yet (tracking server unreachable); Ray has them.
         self.pending: list[list] = []
+        # The restored checkpoint's local copy (`latest_checkpoint`), deleted by `close`.
+        self._restored = contextlib.ExitStack()
+        self._restored_dir: str | None = None
 
     def report(
         self, step: int, metrics: Mapping[str, float], checkpoint_dir: str | None = None
@@ -85,8 +100,27 @@ class RayMlflowReporter:
             )
 
     def latest_checkpoint(self) -> str | None:
+        """The checkpoint Tune restored this attempt from, copied once (every language stage
+        asks again, and Tune may delete the original once a newer one is reported)."""
         checkpoint = tune.get_checkpoint()
-        return checkpoint.to_directory() if checkpoint else None
+        if checkpoint is not None and self._restored_dir is None:
+            self._restored_dir = self._restored.enter_context(checkpoint_copy(checkpoint))
+        return self._restored_dir
+
+    def close(self) -> None:
+        """Delete the restored checkpoint's copy."""
+        self._restored.close()
+        self._restored_dir = None
+
+
+@contextlib.contextmanager
+def checkpoint_copy(checkpoint: tune.Checkpoint) -> Iterator[str]:
+    """A local copy of a Ray checkpoint in a private (0700) folder, deleted when the block
+    ends. Not a bare `Checkpoint.to_directory()`: that copies into a world-readable
+    `checkpoint_tmp_*` folder in the system temp directory that nothing deletes (a model
+    and its optimizer state: ~2 GB at mBERT size)."""
+    with tempfile.TemporaryDirectory(prefix="xlt-checkpoint-") as directory:
+        yield checkpoint.to_directory(directory)
 
 
 def run_tracked_trial(
@@ -104,7 +138,7 @@ def run_tracked_trial(
     torch.set_num_threads(max(1, int(request.threads)))
     os.environ.update(credentials or {})
     client = MlflowClient(tracking_uri)
-    label = f"{config.config_label()} seed={config.seed}"
+    label = request.run_name()
     run = client.get_run(_trial_run_id(client, request, config, label))
     if run.info.status == "FINISHED":
         # Finished and logged, but the driver died before Tune recorded it: report, don't redo.
@@ -123,9 +157,16 @@ def _trial_run_id(
         request.experiment_id,
         request.parent_run_id,
         trial_id=tune.get_context().get_trial_id(),
-        tags=trial_tags(config, request.phase),
+        tags={**trial_tags(config, request.phase), **_provenance(client, request)},
         run_name=label,
     )
+
+
+def _provenance(client: MlflowClient, request: TrialRequest) -> dict[str, str]:
+    """The parent's source tags (script, git commit, user: the driver's, as a worker has
+    none of its own) and this worker's library versions (a cluster's nodes may differ)."""
+    parent_tags = client.get_run(request.parent_run_id).data.tags
+    return {**inherited_source_tags(parent_tags), **library_versions()}
 
 
 def _report_logged_run(run, dev_key: str) -> None:
@@ -150,6 +191,7 @@ def _run_attempt(
     """This attempt of the trial: tagged with where it runs, its settings logged, then
     trained, or only logged when its checkpoint holds the results of a previous attempt."""
     checkpoint = tune.get_checkpoint()
+    reporter = RayMlflowReporter(client, run_id, label)
     # Where this attempt runs; `resumed_from_checkpoint` marks a restarted trial.
     tracking.set_tags(
         client,
@@ -160,35 +202,42 @@ def _run_attempt(
             "resumed_from_checkpoint": checkpoint is not None,
         },
     )
-    tracking.log_params(client, run_id, _flat_params(config))
+    tracking.log_params(client, run_id, flat_params(config))
     dev_key = config.selection_metric()
-    if checkpoint is not None:
-        directory = checkpoint.to_directory()
-        if tracking.has_trial_results(directory):  # trained and evaluated: only logging is left
-            _finish(client, run_id, label, Path(directory), dev_key)
+    with contextlib.closing(reporter), tempfile.TemporaryDirectory(prefix="xlt-results-") as out:
+        restored = reporter.latest_checkpoint()
+        if restored is not None and tracking.has_trial_results(restored):
+            # Trained and evaluated: only logging is left.
+            _finish(client, run_id, label, Path(restored), dev_key)
             return
-    with tempfile.TemporaryDirectory(prefix="xlt-results-") as directory:
-        results_dir = Path(directory)
-        # Output folders are set on a copy, so the run's config key stays the configuration's.
-        trial_config = dataclasses.replace(
-            config,
-            save_model_dir=str(results_dir / tracking.MODEL_DIR) if log_model else None,
-            probing_dir=str(results_dir / tracking.PROBING_DIR),
-        )
-        if _train(client, run_id, label, trial_config, results_dir):
-            _finish(client, run_id, label, results_dir, dev_key)
+        _train_and_finish(client, reporter, config, log_model, Path(out))
 
 
-def _train(
-    client: MlflowClient, run_id: str, label: str, config: TrialConfig, results_dir: Path
-) -> bool:
+def _train_and_finish(
+    client: MlflowClient, reporter, config: TrialConfig, log_model: bool, results_dir: Path
+) -> None:
+    """Train into `results_dir` and, unless the trial failed, log and report the results."""
+    run_id, label = reporter.run_id, reporter.label
+    # Output folders are set on a copy, so the run's config key stays the configuration's.
+    trained = results_dir / TRAINED_DIR
+    trial_config = dataclasses.replace(
+        config,
+        save_model_dir=str(trained) if log_model else None,
+        probing_dir=str(results_dir / tracking.PROBING_DIR),
+    )
+    if _train(client, reporter, trial_config, results_dir):
+        if log_model:  # the run's `model/`: an MLflow model, so MLflow's loaders open it
+            save_mlflow_models(trained, results_dir / tracking.MODEL_DIR, config.task)
+            shutil.rmtree(trained, ignore_errors=True)
+        _finish(client, run_id, label, results_dir, config.selection_metric())
+
+
+def _train(client: MlflowClient, reporter, config: TrialConfig, results_dir: Path) -> bool:
     """Train and evaluate, the results written to `results_dir`; False when the trial ended
     on an error a retry would meet again (recorded on its run and reported to Tune)."""
-    reporter = RayMlflowReporter(client, run_id, label)
+    run_id = reporter.run_id
     try:
-        from xlt_core.trial import run_trial
-
-        result = run_trial(config, reporter)
+        result = trial_function()(config, reporter)
     except NOT_RETRIED as error:
         _record_failure(client, run_id, error)
         # From the same checkpoint it would fail again: end the trial rather than raise
@@ -203,6 +252,9 @@ def _train(
         )
         return False
     except Exception as error:
+        if is_disk_full(error):  # not the trial's fault: its run stays resumable
+            print(f"[{reporter.label}] stopped: the disk is full ({error})", flush=True)
+            raise
         _record_failure(client, run_id, error)
         traceback.print_exc()
         raise
@@ -215,6 +267,18 @@ def _train(
         results_dir, final, result.best_step, result.example_scores, reporter.pending
     )
     return True
+
+
+def trial_function() -> Callable:
+    """What trains and evaluates a trial: `xlt_core.trial.run_trial`, unless $XLT_TRIAL_FUNCTION
+    names another `module:function` of the same signature."""
+    name = os.environ.get(TRIAL_FUNCTION_ENV)
+    if not name:
+        from xlt_core.trial import run_trial
+
+        return run_trial
+    module, _, function = name.partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def failure_text(error: BaseException) -> str:
@@ -297,7 +361,7 @@ def trial_tags(config: TrialConfig, phase: str) -> dict[str, str]:
     }
 
 
-def _flat_params(config: TrialConfig) -> dict:
+def flat_params(config: TrialConfig) -> dict:
     """Every setting as an MLflow param; the hyperparameters of other methods and
     adaptations read `none`."""
     params = config.to_dict()

@@ -53,6 +53,11 @@ class TrialRequest:
         """The trial's validated configuration (a request of one trial)."""
         return trial_config(self.base, self.point or {}, self.seed)
 
+    def run_name(self) -> str:
+        """The trial's name in MLflow and in Tune: `<configuration> seed=<seed>`."""
+        config = self.config()
+        return f"{config.config_label()} seed={config.seed}"
+
     def to_space(
         self, points: list[dict] | None = None, seeds: list[int] | None = None
     ) -> dict[str, Any]:
@@ -108,3 +113,9 @@ class TrialRequest:
             seed=seed,
             search_seeds=search_seeds,
         )
+
+
+def trial_name(trial) -> str:
+    """Tune's `trial_name_creator`: a trial is named as its MLflow run, so Tune's progress
+    table and the runs table say the same."""
+    return TrialRequest.from_space(trial.config).run_name()

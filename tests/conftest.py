@@ -46,3 +46,34 @@ def require_shared_data(*subdirs: str) -> Path:
 @pytest.fixture
 def shared_data() -> Path:
     return require_shared_data("xnli")
+
+
+# The smoke sweeps shared by the whole session: each is run once, when a test first asks for
+# it, and read by every test that only reads a finished sweep (sweep_helpers.SharedSweep).
+@pytest.fixture(scope="session")
+def ear_xnli_smoke(tmp_path_factory):
+    """`python sweeps/ear_xnli.py --preset smoke` (what `make demo` runs), shrunk by
+    sweep_helpers.DEMO_SETTINGS."""
+    from sweep_helpers import DEMO_SETTINGS, run_shared_sweep
+
+    return run_shared_sweep("ear_xnli", tmp_path_factory.mktemp("ear_xnli"), DEMO_SETTINGS)
+
+
+@pytest.fixture(scope="session")
+def robust_xnli_smoke(ear_xnli_smoke, tmp_path_factory):
+    """`python sweeps/robust_xnli.py --preset smoke` (ROBUST_SETTINGS) tracked in the demo's
+    store, as the README runs the two sweeps before `analysis compare`; its own working
+    directory keeps its ray_results/ and reports/ apart."""
+    from sweep_helpers import ROBUST_SETTINGS, run_shared_sweep
+
+    workdir = tmp_path_factory.mktemp("robust_xnli")
+    return run_shared_sweep("robust_xnli", workdir, ROBUST_SETTINGS, ear_xnli_smoke.uri)
+
+
+@pytest.fixture(scope="session")
+def adjust_xnli_smoke(tmp_path_factory):
+    """`python sweeps/adjust_xnli.py --preset smoke`, shrunk by ADJUST_SETTINGS."""
+    from sweep_helpers import ADJUST_SETTINGS, run_shared_sweep
+
+    workdir = tmp_path_factory.mktemp("adjust_xnli")
+    return run_shared_sweep("adjust_xnli", workdir, ADJUST_SETTINGS)

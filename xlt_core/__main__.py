@@ -9,6 +9,7 @@ process may run on).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
@@ -18,6 +19,7 @@ from xlt_core.config import TrialConfig, parse_assignments
 from xlt_core.cpus import torch_threads
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.reporting import ListReporter
+from xlt_core.settings_help import settings_epilog
 from xlt_core.trial import run_trial
 
 
@@ -48,7 +50,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m xlt_core", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m xlt_core",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=settings_epilog(
+            tuple(field.name for field in dataclasses.fields(TrialConfig)),
+            "settings (--set KEY=VALUE), with their defaults:",
+        ),
+    )
     parser.add_argument(
         "--set",
         action="append",

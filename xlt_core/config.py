@@ -374,9 +374,11 @@ class _OneOf:
     setting: str
     choices: tuple[str, ...] | Callable[[], tuple[str, ...]]
 
+    def current(self) -> tuple[str, ...]:
+        return self.choices() if callable(self.choices) else self.choices
+
     def __call__(self, config: TrialConfig) -> None:
-        choices = self.choices() if callable(self.choices) else self.choices
-        require_one_of(self.setting, getattr(config, self.setting), choices)
+        require_one_of(self.setting, getattr(config, self.setting), self.current())
 
 
 def _at_least(setting: str, low: float, optional: bool = False) -> _Satisfies:
@@ -593,3 +595,15 @@ def parse_assignments(assignments: list[str]) -> dict[str, str]:
             raise ConfigError("--set", item, "KEY=VALUE, e.g. --set beta=0.1")
         parsed[key.strip()] = value.strip()
     return parsed
+
+
+def allowed_values() -> dict[str, str]:
+    """Per setting, what `validate` allows of it on its own (the per-setting rules of
+    `_CHECKS`), in words: what `--help` lists, so the help says what is enforced."""
+    allowed = {}
+    for check in _CHECKS:
+        if isinstance(check, _OneOf):
+            allowed[check.setting] = "one of " + ", ".join(check.current())
+        elif isinstance(check, _Satisfies):
+            allowed[check.setting] = check.allowed
+    return allowed

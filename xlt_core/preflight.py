@@ -9,11 +9,19 @@ it in a fresh interpreter).
 
 from __future__ import annotations
 
+import functools
+import json
+import types
+from collections.abc import Mapping
+from pathlib import Path
+
 from xlt_core.config import TINY_MODEL, TrialConfig
 from xlt_core.data.loading import load_synonyms
 from xlt_core.data.parallel import check_parallel
 from xlt_core.errors import ConfigError
 from xlt_core.tasks import TASKS
+
+CONFIG_FILE = "config.json"  # a pretrained model's settings, as `from_pretrained` names it
 
 
 def check_supported(config: TrialConfig) -> None:
@@ -71,15 +79,18 @@ def model_depth(config: TrialConfig) -> int:
     """Number of transformer layers, read from the model's config (cheap: no weights)."""
     if config.model == TINY_MODEL:
         return config.tiny_layers
-    from transformers import AutoConfig  # only a pretrained model's depth needs it
-
     try:
-        model_config = AutoConfig.from_pretrained(config.model)
+        fields = model_config_fields(config.model)
     except (OSError, ValueError) as error:
         raise ConfigError(
             "model", config.model, f"a hub id or a local directory with a config.json ({error})"
         ) from None
-    return model_config.num_hidden_layers
+    depth = fields.get("num_hidden_layers")
+    if not isinstance(depth, int):
+        raise ConfigError(
+            "model", config.model, "a model whose config.json gives num_hidden_layers"
+        )
+    return depth
 
 
 def model_max_positions(config: TrialConfig) -> int | None:
@@ -89,13 +100,44 @@ def model_max_positions(config: TrialConfig) -> int | None:
     trial's own loading then says why)."""
     if config.model == TINY_MODEL:
         return None
-    from transformers import AutoConfig
-
     try:
-        model_config = AutoConfig.from_pretrained(config.model)
+        fields = model_config_fields(config.model)
     except (OSError, ValueError):
         return None
-    positions = getattr(model_config, "max_position_embeddings", None)
-    if positions and "roberta" in model_config.model_type:
-        positions -= (model_config.pad_token_id or 0) + 1
+    positions = fields.get("max_position_embeddings")
+    if positions and "roberta" in fields.get("model_type", ""):
+        positions -= (fields.get("pad_token_id") or 0) + 1
     return positions
+
+
+@functools.cache
+def model_config_fields(model: str) -> Mapping:
+    """A pretrained model's config.json as read-only fields: from a local directory, else the
+    hub (through huggingface_hub's cache and HF_HUB_OFFLINE, as `from_pretrained` reads it).
+    Not transformers' AutoConfig: importing it imports torch, which the driver leaves to the
+    trials. Cached: every configuration of a sweep names the same model. Raises OSError or
+    ValueError when it cannot be read."""
+    directory = Path(model).expanduser()
+    if directory.is_dir():
+        path = directory / CONFIG_FILE
+    elif directory.is_absolute() or model.startswith((".", "~")):
+        raise FileNotFoundError(f"no directory {directory}")
+    else:
+        path = hub_config_file(model)
+    with open(path, encoding="utf-8") as handle:
+        fields = json.load(handle)
+    if not isinstance(fields, dict):
+        raise ValueError(f"{path} holds no JSON object")
+    return types.MappingProxyType(fields)
+
+
+def hub_config_file(model: str) -> Path:
+    """The hub model's config.json in the local cache, downloaded when not there (or stale)."""
+    # Imported here: a sweep of the tiny model needs no hub client.
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError
+
+    try:
+        return Path(hf_hub_download(model, CONFIG_FILE))
+    except EntryNotFoundError as error:  # not an OSError in every huggingface_hub version
+        raise OSError(str(error)) from error

@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 import torch
 from transformers import get_linear_schedule_with_warmup
 
+from xlt_core import random_state
 from xlt_core.config import TrialConfig
 from xlt_core.errors import TrainingDiverged
 from xlt_core.objectives.base import Objective, TrainingSet
@@ -188,6 +189,8 @@ def _report_with_checkpoint(reporter, state: _State, metrics, model, optimizer, 
                 "optimizer": optimizer.state_dict(),
                 "scheduler": scheduler.state_dict(),
                 "state": state.__dict__,
+                # Saved after the step's evaluation, as the next step would find it.
+                "random_state": random_state.capture(),
             },
             Path(directory) / CHECKPOINT_FILE,
         )
@@ -202,4 +205,6 @@ def _restore(reporter: Reporter, model, optimizer, scheduler) -> _State:
     model.load_state_dict(saved["model"])
     optimizer.load_state_dict(saved["optimizer"])
     scheduler.load_state_dict(saved["scheduler"])
+    if "random_state" in saved:  # absent from checkpoints written before it was saved
+        random_state.restore(saved["random_state"])
     return _State(**saved["state"])

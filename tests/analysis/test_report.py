@@ -28,6 +28,7 @@ from analysis.collect import (
 )
 from analysis.render import format_params
 from analysis.report import report_sweep
+from analysis.seed_summary import metric_label
 from analysis.select import baseline_config_key, compare_to_baseline, complexity, select_best
 from xlt_schema import (
     PARENT_ROLE,
@@ -310,6 +311,12 @@ def test_report_sweep_writes_logs_and_tests(sweep, tmp_path):
         "report/hyperparameter_response.png",
         "report/hyperparameter_response_test.png",
     }
+    # The runs table's row of the sweep: each configuration's mean and std over seeds.
+    parent_metrics = sweep.client.get_run(sweep.parent_run_id).data.metrics
+    on_test = f"seeds/{metric_label(GOOD_LABEL)}/test/es/accuracy"
+    assert parent_metrics[f"{on_test}/mean"] == pytest.approx(0.82)
+    assert parent_metrics[f"{on_test}/std"] == pytest.approx(np.std([0.80, 0.84], ddof=1))
+    assert f"seeds/{metric_label(GOOD_LABEL)}/dev/en/accuracy/mean" in parent_metrics
 
     test_table = report.markdown.split("## test accuracy (%)")[1].split("##")[0]
     table_rows = [line for line in test_table.splitlines() if line.startswith("|")]

@@ -36,6 +36,7 @@ EXPECTED = {
     ],
     "statistics": ["paired t-test (", "bootstrapped t-test (", "bootstrap CI (", "permutation"],
     "memory": [f"peak RSS growth, step {m} (quick" for m in ("finetune", "ear", "rs_da")],
+    "scale": ["scale report seconds (4 trials)", "scale report time growth exponent"],
 }
 
 

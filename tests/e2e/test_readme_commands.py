@@ -15,7 +15,17 @@ from pathlib import Path
 import pytest
 from conftest import SHARED_DATA, require_shared_data
 from mlflow.tracking import MlflowClient
-from sweep_helpers import REPO, child_runs, parent_runs, run_command, smoke_spec
+from sweep_helpers import (
+    ADJUST_SETTINGS,
+    DEMO_SETTINGS,
+    REPO,
+    ROBUST_SETTINGS,
+    child_runs,
+    parent_runs,
+    run_command,
+    smoke_spec,
+    sqlite_uri,
+)
 
 from xlt_core.config import HYPERPARAMETER_NAMES
 from xlt_schema import (
@@ -60,9 +70,10 @@ QA = {**ADJUST, "max_train_examples": "100"}
 # XSR chooses the layer on the first 100 pairs of each language and tests on the rest.
 XSR = {**ADJUST, "max_eval_examples": "150"}
 
-# Documented command -> (sweep script, the settings appended). Each runs in test_sweep_command.
+# Documented command -> (sweep script, the settings appended). Each runs in test_sweep_command;
+# those of SHARED_SWEEPS once per session (conftest), read by the sweeps' own tests too.
 SWEEPS = {
-    "python sweeps/ear_xnli.py --preset smoke": ("ear_xnli", EAR),
+    "python sweeps/ear_xnli.py --preset smoke": ("ear_xnli", DEMO_SETTINGS),
     f"python sweeps/ear_xnli.py --preset smoke --data-dir {DATA_DIR}": ("ear_xnli", EAR),
     "python sweeps/ear_pawsx.py --preset smoke": ("ear_pawsx", EAR),
     "python sweeps/ear_source_language.py --preset smoke": ("ear_source_language", EAR),
@@ -72,15 +83,20 @@ SWEEPS = {
     "python sweeps/rs_syntax.py --preset smoke": ("rs_syntax", SMALL),
     "python sweeps/rs_da_m_curve.py --preset smoke": ("rs_da_m_curve", SMALL),
     f"python sweeps/ear_pawsx.py --preset smoke --data-dir {DATA_DIR}": ("ear_pawsx", EAR),
-    "python sweeps/robust_xnli.py --preset smoke": ("robust_xnli", SMALL),
+    "python sweeps/robust_xnli.py --preset smoke": ("robust_xnli", ROBUST_SETTINGS),
     "python sweeps/robust_pawsx.py --preset smoke": ("robust_pawsx", SMALL),
-    "python sweeps/adjust_xnli.py --preset smoke": ("adjust_xnli", ADJUST),
+    "python sweeps/adjust_xnli.py --preset smoke": ("adjust_xnli", ADJUST_SETTINGS),
     "python sweeps/adjust_ner.py --preset smoke": ("adjust_ner", ADJUST),
     "python sweeps/adjust_qa.py --preset smoke": ("adjust_qa", QA),
     "python sweeps/adjust_xsr.py --preset smoke": ("adjust_xsr", XSR),
     f"python sweeps/adjust_ner.py --preset smoke --data-dir {DATA_DIR}": ("adjust_ner", ADJUST),
     f"python sweeps/adjust_qa.py --preset smoke --data-dir {DATA_DIR}": ("adjust_qa", QA),
     f"python sweeps/adjust_xsr.py --preset smoke --data-dir {DATA_DIR}": ("adjust_xsr", XSR),
+}
+SHARED_SWEEPS = {
+    "python sweeps/ear_xnli.py --preset smoke": "ear_xnli_smoke",
+    "python sweeps/robust_xnli.py --preset smoke": "robust_xnli_smoke",
+    "python sweeps/adjust_xnli.py --preset smoke": "adjust_xnli_smoke",
 }
 # The development data samples each sweep reads in place of `--data-dir /path/to/xtreme-data`.
 SHARED_SAMPLES = {
@@ -106,6 +122,8 @@ COMPARE = (
 )
 CLUSTER = "python -m sweeps.cluster ray_cluster.yaml"
 DRY_RUN = "python sweeps/ear_xnli.py --preset paper --dry-run"
+SAVE_CONFIG = "python sweeps/ear_xnli.py --preset smoke --set alpha=0.5 --save-config my_sweep.yaml"
+RUN_CONFIG = "python sweeps/ear_xnli.py --config my_sweep.yaml --dry-run"
 XLMR_DRY_RUN = "python sweeps/ear_xnli.py --preset paper-xlmr --dry-run"
 # Commands run elsewhere, or not runnable offline on a CPU machine, and why.
 NOT_RUN_HERE = {
@@ -166,7 +184,7 @@ def _overrides(settings: dict[str, str]) -> list[str]:
 
 
 def test_every_readme_command_is_run_by_a_test():
-    covered = [*SWEEPS, REPORT, COMPARE, CLUSTER, DRY_RUN, XLMR_DRY_RUN]
+    covered = [*SWEEPS, REPORT, COMPARE, CLUSTER, DRY_RUN, XLMR_DRY_RUN, SAVE_CONFIG, RUN_CONFIG]
     shown = documented_commands()
     # the commands the fixed tests run are shown (NOT_RUN_HERE's paper-preset prefix must not
     # hide the dry runs)
@@ -212,10 +230,9 @@ def test_readme_points_at_no_path_outside_the_repository():
     assert f"--data-dir {DATA_DIR}" in text
 
 
-def _check_sweep(workdir: Path, spec, stdout: str) -> None:
+def _check_sweep(uri: str, spec, stdout: str) -> None:
     """One FINISHED child run per trial, tagged with its method, adaptation and hyperparameter
     names (the others' params read `none`), evaluated beyond dev; the parent's report."""
-    uri = f"sqlite:///{workdir / 'mlflow.db'}"
     children = child_runs(uri, spec.experiment)
     assert len(children) == len(spec.points) * len(spec.seeds), [
         c.data.tags.get(CONFIG_LABEL_TAG) for c in children
@@ -244,16 +261,6 @@ def _check_sweep(workdir: Path, spec, stdout: str) -> None:
     assert f"#/experiments/{experiment.experiment_id}/runs?workflowType=machine_learning" in stdout
 
 
-@pytest.fixture(scope="module")
-def ear_xnli_sweep(tmp_path_factory):
-    """`python sweeps/ear_xnli.py --preset smoke` (what `make demo` runs), shared by the
-    report command's test."""
-    workdir = tmp_path_factory.mktemp("readme-ear_xnli")
-    command = "python sweeps/ear_xnli.py --preset smoke"
-    completed = run_command(_argv(command, EAR), workdir)
-    return workdir, completed
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("command", list(SWEEPS))
 def test_sweep_command(command, request, tmp_path):
@@ -261,16 +268,18 @@ def test_sweep_command(command, request, tmp_path):
     data_dir = None
     if "--data-dir" in command:
         data_dir = str(require_shared_data(*SHARED_SAMPLES[name]))
-    if command == "python sweeps/ear_xnli.py --preset smoke":
-        workdir, completed = request.getfixturevalue("ear_xnli_sweep")
+    if command in SHARED_SWEEPS:
+        shared = request.getfixturevalue(SHARED_SWEEPS[command])
+        uri, completed = shared.uri, shared.completed
     else:
-        workdir, completed = tmp_path, run_command(_argv(command, settings), tmp_path)
-    _check_sweep(workdir, smoke_spec(name, _overrides(settings), data_dir), completed.stdout)
+        uri, completed = sqlite_uri(tmp_path), run_command(_argv(command, settings), tmp_path)
+    _check_sweep(uri, smoke_spec(name, _overrides(settings), data_dir), completed.stdout)
 
 
 @pytest.mark.slow
-def test_report_command_rebuilds_the_report(ear_xnli_sweep):
-    workdir, _ = ear_xnli_sweep
+def test_report_command_rebuilds_the_report(ear_xnli_smoke, tmp_path):
+    """On a copy of the demo's store: the report registers the selected model there."""
+    workdir = ear_xnli_smoke.copy_to(tmp_path / "demo").workdir
     out = workdir / "rebuilt"
     argv = shlex.split(REPORT.replace("[--tracking-uri URI] [--out DIR]", f"--out {out}"))[1:]
     completed = run_command(argv, workdir, timeout=300)
@@ -280,13 +289,13 @@ def test_report_command_rebuilds_the_report(ear_xnli_sweep):
 
 
 @pytest.mark.slow
-def test_compare_command_puts_the_sweeps_side_by_side(ear_xnli_sweep):
-    """The README's compare command after the demo's sweep and the robust sweep in one store."""
-    workdir, _ = ear_xnli_sweep
-    run_command(_argv("python sweeps/robust_xnli.py --preset smoke", SMALL), workdir)
-    out = workdir / "compared"
+def test_compare_command_puts_the_sweeps_side_by_side(robust_xnli_smoke, tmp_path):
+    """The README's compare command after the demo's sweep and the robust sweep in one store
+    (the session's robust sweep is tracked in the demo's)."""
+    out = tmp_path / "compared"
     argv = shlex.split(COMPARE.replace("[--tracking-uri URI] [--out DIR]", f"--out {out}"))[1:]
-    run_command(argv, workdir, timeout=300)
+    store = {"MLFLOW_TRACKING_URI": robust_xnli_smoke.uri}
+    run_command(argv, tmp_path, timeout=300, env=store)
     table = (out / "compare.md").read_text().split("### xnli test accuracy (%)")[1]
     labels = [line.split(" | ")[0].lstrip("| ") for line in table.split("###")[0].splitlines()]
     methods = {label.split(": ", 1)[1].split()[0] for label in labels if ": " in label}
@@ -294,8 +303,15 @@ def test_compare_command_puts_the_sweeps_side_by_side(ear_xnli_sweep):
     assert {"compare.tex", "compare_xnli_test_accuracy.png"} <= {p.name for p in out.iterdir()}
 
 
+def _one_trial_param(command: str):
+    """A trial that adjusts the encoder first (alignment, then adjustment: over a minute of
+    CPU, most of the fast tier's README cost) is marked slow."""
+    return pytest.param(command, marks=pytest.mark.slow) if "adaptation=" in command else command
+
+
 @pytest.mark.parametrize(
-    "command", [command for command in documented_commands() if command.startswith(ONE_TRIAL)]
+    "command",
+    [_one_trial_param(c) for c in documented_commands() if c.startswith(ONE_TRIAL)],
 )
 def test_one_trial_command_trains_and_evaluates(command, tmp_path):
     given = dict(arg.split("=", 1) for arg in shlex.split(command) if "=" in arg)
@@ -320,6 +336,15 @@ def test_xlmr_dry_run_command_plans_the_xlmr_rows(tmp_path):
     assert "3 configurations x 5 seeds = 15 trials" in completed.stdout
     assert "model=xlm-roberta-base" in completed.stdout
     assert "Departures from Ding et al. 2022" in completed.stdout
+
+
+def test_a_saved_sweep_file_plans_the_sweep_it_was_saved_from(tmp_path):
+    saved = run_command(_argv(SAVE_CONFIG, {}), tmp_path, timeout=120)
+    assert "run it with: python sweeps/ear_xnli.py --config my_sweep.yaml" in saved.stdout
+    from_file = run_command(_argv(RUN_CONFIG, {}), tmp_path, timeout=120).stdout
+    direct = SAVE_CONFIG.replace("--save-config my_sweep.yaml", "--dry-run")
+    assert from_file == run_command(_argv(direct, {}), tmp_path, timeout=120).stdout
+    assert "alpha=0.5" in from_file
 
 
 def test_cluster_command_validates_the_cluster_file(tmp_path):

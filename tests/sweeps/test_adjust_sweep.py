@@ -6,24 +6,8 @@ from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
-from sweep_helpers import run_smoke_sweep
 
 pytestmark = pytest.mark.slow
-# The smoke grid (finetune, adjusted, adjusted_continual x seeds 0, 1) at tiny sizes.
-FAST = [
-    "--set",
-    "epochs=1",
-    "--set",
-    "evals_per_epoch=1",
-    "--set",
-    "max_train_examples=300",
-    "--set",
-    "max_eval_examples=100",
-    "--set",
-    "parallel_max_sentences=300",
-    "--set",
-    "target_langs=es,de",
-]
 PROBED_STATES = {
     "none": {"original", "finetuned"},
     "adjusted": {"original", "adjusted", "adjusted_finetuned"},
@@ -32,9 +16,10 @@ PROBED_STATES = {
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    uri, _ = run_smoke_sweep("adjust_xnli", tmp_path_factory.mktemp("adjust_sweep"), *FAST)
-    client = MlflowClient(uri)
+def sweep(adjust_xnli_smoke):
+    """The session's adjustment sweep (conftest): the smoke grid (finetune, adjusted,
+    adjusted_continual x seeds 0, 1) on es and de (sweep_helpers.ADJUST_SETTINGS)."""
+    client = MlflowClient(adjust_xnli_smoke.uri)
     runs = client.search_runs(
         [client.get_experiment_by_name("adjust_xnli").experiment_id], max_results=100
     )

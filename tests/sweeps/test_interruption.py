@@ -1,11 +1,19 @@
 """`StopSignals`: what SIGINT and SIGTERM do to a sweep's driver at each moment (no Ray)."""
 
+import contextlib
 import os
 import signal
 
 import pytest
 
-from sweeps.interruption import TUNE_STOP_SIGNAL, StopSignals, SweepInterrupted
+from sweeps.interruption import (
+    TUNE_STOP_SIGNAL,
+    StopSignals,
+    SweepInterrupted,
+    TuneEndedEarly,
+    signal_behind,
+    unfinished_trials,
+)
 
 
 def _send(signum: int) -> None:
@@ -121,3 +129,209 @@ def test_a_driver_crash_exits_3_with_the_resume_command(monkeypatch, tmp_path, c
 @pytest.mark.parametrize("failed, code", [(0, 0), (2, 1)])
 def test_exit_status_of_a_sweep_that_ran_to_its_end(monkeypatch, tmp_path, failed, code):
     assert _main_with(monkeypatch, tmp_path, lambda: failed) == code
+
+
+def test_a_second_signal_names_itself_and_keeps_the_first_signals_exit_status():
+    with StopSignals() as signals:
+        with signals.tune_fit():
+            signal.signal(TUNE_STOP_SIGNAL, lambda signum, frame: None)
+            _send(signal.SIGINT)
+            with pytest.raises(SweepInterrupted) as raised:
+                _send(signal.SIGTERM)
+    assert raised.value.exit_code == 130
+    assert str(raised.value) == "SIGINT received; SIGTERM again: stopped at once"
+
+
+def test_once_the_sweep_is_reported_a_signal_is_only_acknowledged(capsys):
+    """A signal during Ray's shutdown, after the report: exit 0, nothing left to resume
+    (it raised before, and the driver said "continue with --resume" though nothing could)."""
+    with StopSignals() as signals:
+        with signals.held():  # the report being marked written
+            _send(signal.SIGTERM)
+            signals.finished()
+        _send(signal.SIGINT)  # Ray shutting down: no SweepInterrupted
+    out = capsys.readouterr().out
+    assert out.count("received: the sweep has already finished; exiting") == 2
+
+
+def _raised_in_rays_compiled_code():
+    """What a second Ctrl-C during Tune's `CoreWorker.wait` becomes (seen with Ray 2.60): a
+    SystemError caused by the handler's SweepInterrupted."""
+    try:
+        raise SweepInterrupted(signal.SIGINT, "SIGINT again: stopped at once")
+    except SweepInterrupted as interruption:
+        raise SystemError(
+            "<cyfunction CoreWorker.wait> returned a result with an exception set"
+        ) from interruption
+
+
+def test_signal_behind_finds_the_interruption_a_wrapped_error_stands_for():
+    with pytest.raises(SystemError) as raised:
+        _raised_in_rays_compiled_code()
+    assert signal_behind(raised.value).exit_code == 130
+    assert signal_behind(RuntimeError("a bug")) is None
+    unrelated = RuntimeError("a bug while handling")
+    unrelated.__context__ = SweepInterrupted(signal.SIGINT)  # only a cause counts
+    assert signal_behind(unrelated) is None
+
+
+def test_a_second_ctrl_c_wrapped_by_ray_exits_130_in_one_line(monkeypatch, tmp_path, capsys):
+    """Issue 22 item 10: it exited 3 with a SystemError traceback."""
+    assert _main_with(monkeypatch, tmp_path, _raised_in_rays_compiled_code) == 130
+    error = capsys.readouterr().err
+    assert "Traceback" not in error and "SystemError" not in error
+    assert error.startswith("interrupted (SIGINT received; SIGINT again: stopped at once)")
+
+
+class _Result:
+    """A stand-in for a Ray Tune `Result`: its last metrics and its error."""
+
+    def __init__(self, trial_id=None, error=None, **metrics):
+        self.metrics = {**({"trial_id": trial_id} if trial_id else {}), **metrics}
+        self.error = error
+        self.checkpoint = None
+
+
+class ActorDiedError(RuntimeError):
+    """Named as Ray's: what Tune's result holds for a trial whose worker process died."""
+
+
+def test_a_trial_whose_worker_died_is_failed_not_unfinished():
+    # Tune saves such a trial PENDING, though its result holds the error (Ray 2.60).
+    statuses = {"a": "TERMINATED", "b": "PENDING", "c": "ERROR"}
+    lost = _Result("b", ActorDiedError("the actor died"))
+    assert unfinished_trials(statuses, [_Result("a"), lost, _Result("c", ValueError())]) == 0
+    assert unfinished_trials(statuses, [_Result("a"), _Result("b"), _Result("c")]) == 1
+    # A worker that died before its first report: its result has no trial id.
+    assert unfinished_trials(statuses, [_Result("a"), _Result(None, ActorDiedError())]) == 0
+    assert unfinished_trials({**statuses, "d": "RUNNING"}, [_Result(None, ActorDiedError())]) == 1
+
+
+class _FakeTuner:
+    """`Tuner.fit` without Ray: each trial's MLflow run made as its trainable would, the
+    results and the saved statuses given."""
+
+    def __init__(self, phases, trials: dict, statuses: dict):
+        self.phases, self.trials, self.statuses = phases, trials, statuses
+
+    def fit(self):
+        from sweeps import tracking
+
+        results = []
+        for trial_id, (run_status, result) in self.trials.items():
+            run_id = tracking.find_or_create_trial_run(
+                self.phases.client,
+                self.phases.request.experiment_id,
+                self.phases.parent_run_id,
+                trial_id=trial_id,
+                tags={"xlt.role": "trial"},
+                run_name=trial_id,
+            )
+            if run_status != "RUNNING":
+                self.phases.client.set_terminated(run_id, status=run_status)
+            results.append(result)
+        return results
+
+
+def _sweep_without_ray(monkeypatch, tmp_path, fit_outcome, resume=False, statuses=None):
+    """`run_sweep` of a one-seed smoke sweep in a SQLite store under `tmp_path`, with Ray,
+    the resource checks and the report stubbed out; `fit_outcome(phases)` stands for
+    `Tuner.fit` (a _FakeTuner, or raises), `statuses` for the state Tune saved. Returns
+    (run_sweep's value, the store's URI)."""
+    from sweep_helpers import smoke_spec
+
+    import sweeps.runner as runner
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "_ray_session", lambda *a: contextlib.nullcontext({"CPU": 2}))
+    monkeypatch.setattr(runner, "trial_resources", lambda *a: {"cpu": 1})
+    for name in ("check_gpus_present", "check_cpus_fit", "alive_node_cpus", "check_storage"):
+        monkeypatch.setattr(runner, name, lambda *a, **k: None)
+    monkeypatch.setattr(runner, "_report", lambda spec, options, client, run, failed, s: failed)
+    monkeypatch.setattr(runner.SweepPhases, "_grid_tuner", lambda self, *a: fit_outcome(self))
+    saved = statuses or STATUSES
+    monkeypatch.setattr(runner.SweepPhases, "_saved_statuses", lambda self, phase: saved)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    spec = smoke_spec("ear_xnli", ["seeds=0"])
+    options = runner.SweepOptions(tracking_uri=uri, resume=resume, max_failures=0)
+    return runner.run_sweep(spec, options), uri
+
+
+# The smoke sweep with one seed: three trials (the baseline and two EAR configurations).
+STATUSES = {"t1": "TERMINATED", "t2": "PENDING", "t3": "TERMINATED"}
+
+
+def _parent_and_trials(uri):
+    from sweep_helpers import child_runs, parent_runs
+
+    (parent,) = parent_runs(uri)
+    return parent, {run.data.tags["ray_trial_id"]: run for run in child_runs(uri)}
+
+
+def test_a_lost_worker_is_a_failed_trial_with_its_cause_not_a_ctrl_c(monkeypatch, tmp_path):
+    """Issue 22 item 6: with --max-failures 0 it was reported as SIGINT (exit 130)."""
+    trials = {
+        "t1": ("FINISHED", _Result("t1", None, trial_complete=True)),
+        "t2": ("RUNNING", _Result("t2", ActorDiedError("The actor died unexpectedly"))),
+        "t3": ("FINISHED", _Result("t3", None, trial_complete=True)),
+    }
+    failed, uri = _sweep_without_ray(
+        monkeypatch, tmp_path, lambda phases: _FakeTuner(phases, trials, STATUSES)
+    )
+    assert failed == 1  # the report is written from the finished trial; the CLI exits 1
+    parent, runs = _parent_and_trials(uri)
+    assert parent.info.status == "FINISHED" and "xlt.status" not in parent.data.tags
+    assert runs["t1"].info.status == "FINISHED" == runs["t3"].info.status
+    assert runs["t2"].info.status == "FAILED"
+    assert runs["t2"].data.tags["failure"] == "ActorDiedError: The actor died unexpectedly"
+
+
+def test_trials_left_unfinished_without_a_signal_are_a_fault_not_an_interruption(
+    monkeypatch, tmp_path
+):
+    trials = {
+        "t1": ("FINISHED", _Result("t1")),
+        "t2": ("RUNNING", _Result("t2")),
+        "t3": ("FINISHED", _Result("t3")),
+    }
+    with pytest.raises(TuneEndedEarly, match="1 of 3 trials unfinished, without a stop signal"):
+        _sweep_without_ray(
+            monkeypatch, tmp_path, lambda phases: _FakeTuner(phases, trials, STATUSES)
+        )
+    parent, _ = _parent_and_trials(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    assert parent.data.tags["failure"].startswith("TuneEndedEarly: phase grid stopped")
+
+
+def test_a_wrapped_second_signal_leaves_no_failure_tag_and_a_resume_clears_a_stale_one(
+    monkeypatch, tmp_path
+):
+    """Issue 22 item 10: `failure=SystemError` was left on the parent, even after a resume."""
+
+    def crash(phases):
+        raise RuntimeError("a bug")
+
+    def second_ctrl_c(phases):
+        _raised_in_rays_compiled_code()
+
+    with pytest.raises(RuntimeError):
+        _sweep_without_ray(monkeypatch, tmp_path, crash)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert _parent_and_trials(uri)[0].data.tags["failure"] == "RuntimeError: a bug"
+    with pytest.raises(SweepInterrupted) as raised:
+        _sweep_without_ray(monkeypatch, tmp_path, second_ctrl_c, resume=True)
+    parent, _ = _parent_and_trials(uri)
+    assert raised.value.exit_code == 130 and raised.value.parent_run_id == parent.info.run_id
+    assert parent.data.tags["xlt.status"] == "interrupted"
+    assert parent.data.tags["failure"] == "RuntimeError: a bug"  # the earlier crash's, kept
+    trials = {trial: ("FINISHED", _Result(trial)) for trial in STATUSES}
+    finished = dict.fromkeys(STATUSES, "TERMINATED")
+    failed, _ = _sweep_without_ray(
+        monkeypatch,
+        tmp_path,
+        lambda phases: _FakeTuner(phases, trials, finished),
+        resume=True,
+        statuses=finished,
+    )
+    parent, _ = _parent_and_trials(uri)
+    assert failed == 0 and parent.info.status == "FINISHED"
+    assert "failure" not in parent.data.tags and "xlt.status" not in parent.data.tags

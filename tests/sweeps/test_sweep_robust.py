@@ -6,33 +6,19 @@ from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
-from sweep_helpers import run_smoke_sweep
 
 pytestmark = pytest.mark.slow
-FAST = [
-    "--set",
-    "epochs=1",
-    "--set",
-    "max_train_examples=200",
-    "--set",
-    "max_eval_examples=60",
-    "--set",
-    "tiny_layers=2",
-    "--set",
-    "evals_per_epoch=1",
-]
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    uri, completed = run_smoke_sweep(
-        "robust_xnli", tmp_path_factory.mktemp("robust"), *FAST, timeout=900
-    )
-    client = MlflowClient(uri)
+def sweep(robust_xnli_smoke):
+    """The session's robust sweep (conftest): seeds 0 and 1, 60 evaluation examples
+    (sweep_helpers.ROBUST_SETTINGS), tracked in the demo sweep's store."""
+    client = MlflowClient(robust_xnli_smoke.uri)
     runs = client.search_runs(
         [client.get_experiment_by_name("robust_xnli").experiment_id], max_results=100
     )
-    return client, runs, completed
+    return client, runs, robust_xnli_smoke.completed
 
 
 def test_every_method_ran_the_same_seeds_with_generalized_and_mixed_metrics(sweep):

@@ -41,6 +41,14 @@ def test_search_takes_training_objectives_and_their_baseline():
         assert set(point) == {"point/method", *(f"point/{name}" for name in ranges["ear"])}
 
 
+def test_phase_one_draws_at_most_search_concurrency_configurations_at_once():
+    spec = smoke_spec("ear_xnli", ["tiny_layers=2", "layer=2", "search_concurrency=3"])
+    searcher = search.phase_one_searcher(spec, "study")
+    assert type(searcher).__name__ == "ConcurrencyLimiter" and searcher.max_concurrent == 3
+    assert type(searcher.searcher).__name__ == "OptunaSearch"
+    assert smoke_spec("ear_xnli", []).search_concurrency == 4  # the documented default
+
+
 def test_search_refuses_a_sweep_with_an_adaptation():
     spec = smoke_spec("adjust_xnli", [])
     # The adjusted points train with method finetune too: only the plain one is the baseline.

@@ -1,44 +1,20 @@
 """The vertical slice end to end: a small EAR x XNLI sweep through Ray Tune and MLflow."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import scaled_timeout
 from mlflow.tracking import MlflowClient
-from sweep_helpers import run_smoke_sweep
 
-SCRIPT = Path(__file__).resolve().parents[2] / "sweeps" / "ear_xnli.py"
-# A shortened smoke preset: the same grid (baseline + 2 EAR configurations x 2 seeds).
-FAST = [
-    "--set",
-    "epochs=1",
-    "--set",
-    "max_train_examples=400",
-    "--set",
-    "max_eval_examples=100",
-    "--set",
-    "tiny_layers=6",
-]
-
-
-def run_script(cwd, *args, timeout=600):
-    return subprocess.run(
-        [sys.executable, str(SCRIPT), *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=scaled_timeout(timeout),
-    )
+from sweeps import ear_xnli
+from sweeps.cli import main
 
 
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("sweep")
-    uri, completed = run_smoke_sweep("ear_xnli", workdir, *FAST)
-    return workdir, uri, completed
+def sweep(ear_xnli_smoke):
+    """The session's demo sweep (conftest): the smoke grid (baseline + 2 EAR configurations x
+    2 seeds), shortened by sweep_helpers.DEMO_SETTINGS (100 evaluation examples)."""
+    return ear_xnli_smoke.workdir, ear_xnli_smoke.uri, ear_xnli_smoke.completed
 
 
 @pytest.mark.slow
@@ -133,12 +109,12 @@ def test_parent_run_holds_the_report_and_the_selection(sweep, tmp_path):
     "override, field",
     [("beta=-1", "beta"), ("layer=13", "layer"), ("target_langs=es,xx", "target_langs")],
 )
-def test_bad_setting_fails_fast_before_any_trial(tmp_path, override, field):
+def test_bad_setting_fails_fast_before_any_trial(tmp_path, monkeypatch, capsys, override, field):
+    """The script's own `main`, in-process (the script is `sys.exit(main(...))`; its exit
+    status through a real process is tested by test_cluster_resources)."""
+    monkeypatch.chdir(tmp_path)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    completed = run_script(
-        tmp_path, "--preset", "smoke", "--tracking-uri", uri, "--set", override, timeout=120
-    )
-    assert completed.returncode == 2
-    assert f"invalid setting {field}=" in completed.stderr
+    assert main(ear_xnli, ["--preset", "smoke", "--tracking-uri", uri, "--set", override]) == 2
+    assert f"invalid setting {field}=" in capsys.readouterr().err
     assert not (tmp_path / "mlflow.db").exists()  # nothing started, nothing tracked
     assert not (tmp_path / "ray_results").exists()

@@ -5,7 +5,7 @@ import pytest
 from sweeps import ear_pawsx, ear_xnli, robust_pawsx, robust_xnli, spaces
 from sweeps.cli import apply_overrides
 from sweeps.experiment import experiment_spec
-from sweeps.trainable import _flat_params
+from sweeps.trainable import flat_params
 from xlt_core.config import METHOD_HYPERPARAMETERS, TrialConfig
 from xlt_core.errors import ConfigError
 
@@ -77,10 +77,10 @@ def test_labels_and_params_name_each_methods_own_hyperparameters():
     assert (
         adv.config_key() != TrialConfig.from_dict({"method": "adv", "epsilon": 0.01}).config_key()
     )
-    params = _flat_params(adv)
+    params = flat_params(adv)
     assert params["epsilon"] == 0.1 and params["adv_steps"] == 1
     assert params["alpha"] == params["m"] == params["rs_da_variant"] == "none"
-    rs_da = _flat_params(TrialConfig.from_dict({"method": "rs_da", "m": 3}))
+    rs_da = flat_params(TrialConfig.from_dict({"method": "rs_da", "m": 3}))
     assert rs_da["m"] == 3 and rs_da["epsilon"] == "none" and rs_da["layer"] == "none"
 
 

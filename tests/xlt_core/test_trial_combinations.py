@@ -42,9 +42,12 @@ TINY = {
     "m": 1,
     "epsilon": 0.001,
 }
-# QA trials read and window every evaluation set (10-15 s each here): marked slow.
+# QA trials read and window every evaluation set (10-15 s each here), and XSR trials fine-tune
+# on QA first (40-65 CPU-seconds each, a sixth of the fast tier's CPU): marked slow.
 COMBINATIONS = [
-    pytest.param(*combination, marks=pytest.mark.slow) if combination[0] == "qa" else combination
+    pytest.param(*combination, marks=pytest.mark.slow)
+    if combination[0] in ("qa", "xsr")
+    else combination
     for combination in itertools.product(
         registry.task_names(), registry.objective_names(), ADAPTATIONS
     )

@@ -158,21 +158,30 @@ def test_resume_finds_a_parent_with_trials_or_the_report_left(tmp_path):
 def test_two_smoke_sweeps_started_together_on_a_fresh_store_both_finish(tmp_path):
     """Issue 13's case end to end: two whole smoke sweeps (each its own local Ray) started at
     the same moment on one SQLite URI that does not exist yet; both exit 0 and each leaves
-    one complete parent with its six trials finished."""
+    one complete parent with its six trials finished. They are two experiments: a second
+    driver of the same experiment is refused (one writer per sweep: test_driver_lock.py)."""
     uri = sqlite_uri(tmp_path)
+    experiments = ("ear_xnli", "ear_dictionary_scale")
     drivers = []
-    for name in ("first", "second"):
-        workdir = tmp_path / name
+    for experiment in experiments:
+        workdir = tmp_path / experiment
         workdir.mkdir()
-        drivers.append(start_script(workdir, "--tracking-uri", uri, "--set", "seeds=0,1", *TINY))
-    for driver, name in zip(drivers, ("first", "second")):
+        script = REPO / "sweeps" / f"{experiment}.py"
+        args = ("--tracking-uri", uri, "--set", "seeds=0,1", *TINY)
+        drivers.append(start_script(workdir, *args, script=script))
+    for driver, experiment in zip(drivers, experiments):
         assert driver.wait(timeout=scaled_timeout(600)) == 0, (
-            tmp_path / name / "driver.log"
+            tmp_path / experiment / "driver.log"
         ).read_text()[-3000:]
-    parents = parent_runs(uri)
+    parents = [parent for name in experiments for parent in parent_runs(uri, name)]
     assert len(parents) == 2
     assert all(parent.data.tags.get(COMPLETE_TAG) == "true" for parent in parents)
-    finished = [run for run in child_runs(uri) if run.info.status == "FINISHED"]
+    finished = [
+        run
+        for name in experiments
+        for run in child_runs(uri, name)
+        if run.info.status == "FINISHED"
+    ]
     for parent in parents:
         own = [r for r in finished if r.data.tags[PARENT_RUN_TAG] == parent.info.run_id]
         assert len(own) == 6  # 3 configurations x 2 seeds

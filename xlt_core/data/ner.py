@@ -17,6 +17,7 @@ from xlt_core.data.synthetic_ner import synthetic_ner, synthetic_ner_languages
 from xlt_core.errors import DataError
 
 _LABEL_IDS = {name: i for i, name in enumerate(NER_LABELS)}
+HUB_ID = "unimelb-nlp/wikiann"
 _HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 # Which local file each split reads (test files of the XTREME download have no labels).
 _LOCAL_FILES = {"train": "train", "dev": "dev", "test": "dev"}
@@ -79,7 +80,7 @@ def _read_local(path: Path) -> tuple[TaggedSentence, ...]:
 def _load_hub(split: str, lang: str) -> tuple[TaggedSentence, ...]:
     from datasets import load_dataset
 
-    rows = load_dataset("unimelb-nlp/wikiann", lang, split=_HUB_SPLITS[split])
+    rows = load_dataset(HUB_ID, lang, split=_HUB_SPLITS[split])
     return tuple(
         TaggedSentence(tuple(words), tuple(tags))
         for words, tags in zip(rows["tokens"], rows["ner_tags"], strict=True)

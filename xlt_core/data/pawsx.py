@@ -27,7 +27,8 @@ _HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
 LOCAL_LAYOUT = (
     "<data_dir>/pawsx/train-<lang>.tsv, <data_dir>/pawsx/dev-<lang>.tsv and "
     "<data_dir>/pawsx/test-<lang>.tsv, "
-    "each row sentence1<TAB>sentence2<TAB>label with label 0 or 1 (an optional header line)"
+    "each row sentence1<TAB>sentence2<TAB>label with label 0 or 1 "
+    "(an optional header line sentence1<TAB>sentence2<TAB>label)"
 )
 
 
@@ -51,7 +52,12 @@ def _load_hub(split: str, lang: str) -> list[PairExample]:
 _PAWSX = PairTask(
     synthetic=synthetic_pawsx,
     local=LocalPairFiles(
-        "pawsx", "PAWS-X", "sentence1, sentence2, label", _LABEL_IDS, LOCAL_LAYOUT
+        "pawsx",
+        "PAWS-X",
+        "sentence1, sentence2, label",
+        _LABEL_IDS,
+        LOCAL_LAYOUT,
+        (("sentence1", "sentence2", "label"),),
     ),
     hub=_load_hub,
     hub_languages=PAWSX_LANGUAGES,

@@ -34,6 +34,7 @@ from xlt_core.data.synthetic_qa import (
 from xlt_core.errors import DataError
 
 EVAL_SETS = ("xquad", "mlqa", "tydiqa")
+SQUAD_HUB_ID = "rajpurkar/squad"  # English training (and its dev split)
 # The sets whose questions are also asked of another language's contexts: XQuAD (the same
 # questions and paragraphs in every language) and MLQA (its cross-lingual files).
 CROSS_LINGUAL_SETS = ("xquad", "mlqa")
@@ -85,7 +86,7 @@ def load_training(source: str, split: str, data_dir: str | None) -> list[QAExamp
         train = read_squad_json(Path(data_dir) / _LOCAL_TRAIN["train"])
         cut = len(train) - max(1, int(DEV_HOLDOUT_SHARE * len(train)))
         return list(train[:cut] if split == "train" else train[cut:])
-    return list(_load_hub("rajpurkar/squad", None, "train" if split == "train" else "validation"))
+    return list(_load_hub(SQUAD_HUB_ID, None, "train" if split == "train" else "validation"))
 
 
 def load_eval_set(

@@ -18,6 +18,7 @@ from xlt_core.data.synthetic_xsr import SYNTHETIC_XSR_LANGUAGES, synthetic_tatoe
 from xlt_core.errors import DataError
 
 # Two-letter project codes -> Tatoeba's three-letter codes (XTREME's XSR languages we use).
+HUB_ID = "google/xtreme"  # its tatoeba.<code> configurations
 TATOEBA_CODES = {
     "ar": "ara",
     "bg": "bul",
@@ -99,5 +100,5 @@ def _read_local(directory: Path, lang: str, code: str) -> RetrievalPairs:
 def _load_hub(lang: str, code: str) -> RetrievalPairs:
     from datasets import load_dataset
 
-    rows = load_dataset("google/xtreme", f"tatoeba.{code}", split="validation")
+    rows = load_dataset(HUB_ID, f"tatoeba.{code}", split="validation")
     return RetrievalPairs(lang, tuple(rows["source_sentence"]), tuple(rows["target_sentence"]))

@@ -20,6 +20,8 @@ class LocalPairFiles:
     columns: str  # "premise, hypothesis, label", for messages
     label_ids: Mapping[str, int]
     layout: str  # the whole layout in words, for messages
+    # The header lines a file may start with, as exact column names: ("premise", "hypo", "label").
+    headers: tuple[tuple[str, ...], ...] = ()
 
     def languages(self, data_dir: Path, split: str) -> list[str]:
         """The languages with a file for `split` (a directory listing only)."""
@@ -27,7 +29,7 @@ class LocalPairFiles:
 
     def read(self, data_dir: Path, split: str, lang: str) -> list[PairExample]:
         path = data_dir / self.folder / f"{split}-{lang}.tsv"
-        return read_pair_tsv(path, self.label_ids, self.columns, self.task_name, self.layout)
+        return read_pair_tsv(path, self)
 
 
 def local_languages(task_dir: Path, split: str, task_name: str, layout: str) -> list[str]:
@@ -40,37 +42,44 @@ def local_languages(task_dir: Path, split: str, task_name: str, layout: str) -> 
     return sorted(path.stem[len(prefix) :] for path in task_dir.glob(f"{prefix}*.tsv"))
 
 
-def read_pair_tsv(
-    path: Path, label_ids: Mapping[str, int], columns: str, task_name: str, layout: str
-) -> list[PairExample]:
-    """Rows of sentence1, sentence2 and a label (one of `label_ids`' keys).
+def read_pair_tsv(path: Path, files: LocalPairFiles) -> list[PairExample]:
+    """Rows of sentence1, sentence2 and a label (one of `files.label_ids`' keys).
 
     Lines are split on tabs by hand: MultiNLI text holds stray quote characters that csv
-    quoting would swallow. A first line without a known label is a header and is skipped;
-    blank lines (such as a trailing one) are skipped too.
+    quoting would swallow. A first line is a header only when its columns are exactly one of
+    `files.headers`: any other first line is a row, so a misspelled label there is refused
+    rather than dropped as a header. Blank lines (such as a trailing one) are skipped.
     """
     examples = []
-    for line_number, line in enumerate(_read_text(path, task_name, layout).split("\n"), start=1):
+    text = _read_text(path, files.task_name, files.layout)
+    for line_number, line in enumerate(text.split("\n"), start=1):
         line = line.rstrip("\r")
         if not line:
             continue
         fields = line.split("\t")
         if len(fields) != 3:
             raise DataError(
-                f"{path}:{line_number}: expected 3 tab-separated columns ({columns}), "
+                f"{path}:{line_number}: expected 3 tab-separated columns ({files.columns}), "
                 f"found {len(fields)}"
             )
-        first, second, label_name = fields[0], fields[1], fields[2].strip()
-        if label_name in label_ids:
-            examples.append(PairExample(first, second, label_ids[label_name]))
-        elif line_number != 1:
-            allowed = ", ".join(dict.fromkeys(name for name in label_ids))
-            raise DataError(
-                f"{path}:{line_number}: unknown label {label_name!r}; allowed: {allowed}"
-            )
+        if line_number == 1 and tuple(field.strip() for field in fields) in files.headers:
+            continue
+        label_name = fields[2].strip()
+        if label_name not in files.label_ids:
+            raise DataError(f"{path}:{line_number}: {_unknown_label(label_name, files)}")
+        examples.append(PairExample(fields[0], fields[1], files.label_ids[label_name]))
     if not examples:
         raise DataError(f"{path}: no examples")
     return examples
+
+
+def _unknown_label(label_name: str, files: LocalPairFiles) -> str:
+    """`unknown label 'entailmnet'; allowed: ... (a header line: premise<TAB>hypo<TAB>label)`."""
+    allowed = ", ".join(dict.fromkeys(files.label_ids))
+    headers = " or ".join("<TAB>".join(header) for header in files.headers)
+    return f"unknown label {label_name!r}; allowed: {allowed}" + (
+        f" (a header line, if any, is exactly {headers})" if headers else ""
+    )
 
 
 def _read_text(path: Path, task_name: str, layout: str) -> str:

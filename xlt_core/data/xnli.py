@@ -34,11 +34,15 @@ XNLI_LANGUAGES = (
     "zh",
 )
 XNLI_SOURCES = PAIR_SOURCES
+HUB_ID = "facebook/xnli"  # dev, test and translated train
+MULTINLI_HUB_ID = "nyu-mll/multi_nli"  # English train
 XNLI_SPLITS = PAIR_SPLITS
 
 # MultiNLI's own files spell the third label "contradictory" (XTREME renames it); accept both.
 _LABEL_IDS = {name: label_id for label_id, name in enumerate(XNLI_LABELS)} | {"contradictory": 2}
 _HUB_SPLITS = {"train": "train", "dev": "validation", "test": "test"}
+# XTREME's MultiNLI train file starts with premise<TAB>hypo<TAB>label; "hypothesis" is accepted.
+_HEADERS = (("premise", "hypo", "label"), ("premise", "hypothesis", "label"))
 _LOCAL_LAYOUT = (
     "<data_dir>/xnli/train-<lang>.tsv (a header line, then rows), <data_dir>/xnli/dev-<lang>.tsv "
     "and <data_dir>/xnli/test-<lang>.tsv (no header), each row premise<TAB>hypothesis<TAB>label "
@@ -66,11 +70,11 @@ def available_xnli_languages(source: str, split: str, data_dir: str | None = Non
 def _load_hub(split: str, lang: str) -> list[PairExample]:
     """facebook/xnli for dev, test and translated train, nyu-mll/multi_nli for English train
     (parquet, no scripts)."""
-    require_hub_language("facebook/xnli", lang, XNLI_LANGUAGES)
+    require_hub_language(HUB_ID, lang, XNLI_LANGUAGES)
     if split == "train" and lang == "en":
-        dataset, config, hub_split = "nyu-mll/multi_nli", None, "train"
+        dataset, config, hub_split = MULTINLI_HUB_ID, None, "train"
     else:
-        dataset, config, hub_split = "facebook/xnli", lang, _HUB_SPLITS[split]
+        dataset, config, hub_split = HUB_ID, lang, _HUB_SPLITS[split]
     # MultiNLI marks pairs without a gold label with -1.
     return load_hub_pairs(
         dataset, config, hub_split, ("premise", "hypothesis"), drop_unlabelled=True
@@ -79,7 +83,9 @@ def _load_hub(split: str, lang: str) -> list[PairExample]:
 
 _XNLI = PairTask(
     synthetic=synthetic_xnli,
-    local=LocalPairFiles("xnli", "XNLI", "premise, hypothesis, label", _LABEL_IDS, _LOCAL_LAYOUT),
+    local=LocalPairFiles(
+        "xnli", "XNLI", "premise, hypothesis, label", _LABEL_IDS, _LOCAL_LAYOUT, _HEADERS
+    ),
     hub=_load_hub,
     hub_languages=XNLI_LANGUAGES,
 )

@@ -1,0 +1,162 @@
+"""Driver case: how the sweep driver scales with the number of trials (issue 24).
+
+A search of N trials (`sweeps/ear_xnli.py --preset smoke --strategy search --set
+search_trials=N`: Optuna TPE samples, ASHA schedules, then phase 2 re-runs the top
+configuration and the baseline over two seeds and the report is written) through the real
+command, runner, tracking and Tune on a local Ray. Each trial is the real trainable
+(`sweeps.trainable.run_tracked_trial`: its MLflow child run, params, tags, metrics, per-example
+scores, Ray checkpoint) with the training replaced by `noop_trial` (named in the workers'
+$XLT_TRIAL_FUNCTION), so what grows with N is the driver's and the store's share alone.
+
+Figures per N: the driver process's peak RSS; seconds per trial (the command's wall / trials,
+and the driver process's CPU time / trials: Tune's loop, the searcher, the callbacks, the
+runner); the tracking store's bytes per trial (mlflow.db and its artifacts) and, in the note,
+Tune's own state (ray_results) per trial.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import sys
+import zlib
+from pathlib import Path
+from typing import Iterator
+
+from benchmarks.common import REPO, Result, Settings, measured, run_in_own_session
+
+SIZES = (100, 1000)
+QUICK_SIZES = (20,)
+SEEDS = "0,1"  # phase 2: the top configuration and the baseline, two seeds each
+EVAL_EXAMPLES = 50  # per evaluation set of a no-op trial: the smoke preset's test size order
+TIMEOUT_S = 3600
+NOOP = "benchmarks.driver_scale:noop_trial"
+
+
+def noop_trial(config, reporter):
+    """A trial that trains nothing: the selection metric's dev set and every test language
+    scored on EVAL_EXAMPLES 0/1 scores drawn from the configuration and seed (so the search
+    has something to rank and the report something to test). Runs in a Ray worker."""
+    import numpy as np
+
+    from xlt_core.trial_result import TrialResult
+    from xlt_schema import example_scores_key, metric_key
+
+    split, dev_lang, metric = config.selection_metric().split("/")
+    sets = [(split, dev_lang), *(("test", lang) for lang in config.test_langs)]
+    seed = zlib.crc32(f"{config.config_key()}-{config.seed}".encode())
+    rng = np.random.default_rng(seed)
+    metrics, scores = {}, {}
+    for split, lang in sets:
+        correct = (rng.random(EVAL_EXAMPLES) < rng.uniform(0.3, 0.7)).astype(float)
+        metrics[metric_key(split, lang, metric)] = float(correct.mean())
+        scores[example_scores_key(split, lang)] = {
+            "split": split,
+            "lang": lang,
+            "metric": metric,
+            "scores": correct.tolist(),
+        }
+    return TrialResult(metrics=metrics, example_scores=scores)
+
+
+def sweep_arguments(trials: int) -> list[str]:
+    return [
+        *("--preset", "smoke", "--strategy", "search"),
+        *("--set", f"search_trials={trials}", "--set", "top_k=1", "--set", f"seeds={SEEDS}"),
+        *("--set", "log_models=false"),
+    ]
+
+
+def drive(trials: int) -> int:
+    """The driver process: the sweep command in this process, then its own peak RSS and CPU
+    time as one JSON line (what Ray's processes use is theirs, not the driver's), and whether
+    it imported torch."""
+    from sweeps import ear_xnli
+    from sweeps.cli import main
+
+    code = main(ear_xnli, sweep_arguments(trials))
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    figures = {
+        "code": code,
+        "peak_rss_kib": usage.ru_maxrss,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "torch": "torch" in sys.modules,  # the driver leaves torch to the trials
+    }
+    print(json.dumps(figures), flush=True)
+    return code
+
+
+def _run_driver(trials: int, workdir: Path, timeout_s: int) -> tuple[dict, float]:
+    """Run `drive(trials)` in a fresh process in `workdir`; its figures and wall time."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a local Ray
+    env.update(
+        MLFLOW_TRACKING_URI=f"sqlite:///{workdir / 'mlflow.db'}",
+        XLT_TRIAL_FUNCTION=NOOP,  # the workers inherit it
+        PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])),
+    )
+    log_path = workdir / "driver.log"
+    command = [sys.executable, "-m", "benchmarks.driver_scale", str(trials)]
+    code, started, ended = run_in_own_session(command, workdir, env, log_path, timeout_s)
+    wall = ended - started
+    lines = log_path.read_text().splitlines()
+    if code != 0 or not lines or not lines[-1].startswith("{"):
+        tail = "\n".join(lines[-40:])
+        raise RuntimeError(f"{' '.join(command)} exited {code}:\n{tail}")
+    return json.loads(lines[-1]), wall
+
+
+def tree_bytes(path: Path) -> int:
+    """Bytes of the files under `path` (0 when it is absent)."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def trial_run_count(tracking_uri: str) -> int:
+    """The sweep's trial runs in the store (both phases)."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri)
+    experiment = client.get_experiment_by_name("ear_xnli")
+    runs = client.search_runs(
+        [experiment.experiment_id], filter_string="tags.`xlt.role` = 'trial'", max_results=50_000
+    )
+    return len(runs)
+
+
+def driver_scaling(settings: Settings) -> Iterator[Result]:
+    for size in QUICK_SIZES if settings.quick else SIZES:
+        workdir = settings.scratch / f"driver-{size}"
+        workdir.mkdir()
+        figures, wall = _run_driver(size, workdir, TIMEOUT_S)
+        trials = trial_run_count(f"sqlite:///{workdir / 'mlflow.db'}")
+        store = tree_bytes(workdir / "mlflow.db") + tree_bytes(workdir / "mlartifacts")
+        tune_state = tree_bytes(workdir / "ray_results")
+        what = f"{size}-trial search, {trials} trial runs"
+        yield measured(
+            f"driver peak RSS ({what})",
+            figures["peak_rss_kib"] / 1024,
+            "MiB",
+            note="ru_maxrss; torch " + ("imported" if figures.get("torch") else "not imported"),
+        )
+        yield measured(
+            f"driver wall per trial ({what})", wall / trials, "s", note=f"wall {wall:.0f} s"
+        )
+        yield measured(
+            f"driver CPU per trial ({what})",
+            figures["cpu_s"] / trials,
+            "s",
+            note=f"driver CPU {figures['cpu_s']:.0f} s (user + system)",
+        )
+        yield measured(
+            f"tracking store per trial ({what})",
+            store / trials / 1024,
+            "KiB",
+            note=f"mlflow.db + mlartifacts {store / 2**20:.1f} MiB; "
+            f"ray_results {tune_state / trials / 1024:.0f} KiB per trial",
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(drive(int(sys.argv[1])))

@@ -1,0 +1,24 @@
+"""A Tune callback that ends a phase at the first trial that failed on a full disk, so that
+the other trials do not each run into it (and fail) in turn."""
+
+from __future__ import annotations
+
+import signal
+
+from ray.tune import Callback
+
+from sweeps.interruption import TUNE_STOP_SIGNAL
+from sweeps.saved_state import error_file_says_disk_full
+
+
+class StopOnFullDisk(Callback):
+    """Calls Tune's own graceful stop (its handler for TUNE_STOP_SIGNAL, as a Ctrl-C
+    does): Tune saves its state with the running trials unfinished, so `--resume` continues
+    them; the runner then sees the full disk in the results (`SweepPhases._fit`)."""
+
+    def on_trial_error(self, iteration: int, trials: list, trial, **info) -> None:
+        if not error_file_says_disk_full(trial.error_file):
+            return
+        tune_stop = signal.getsignal(TUNE_STOP_SIGNAL)
+        if callable(tune_stop):  # registered by Tune for the length of `fit`
+            tune_stop(TUNE_STOP_SIGNAL, None)

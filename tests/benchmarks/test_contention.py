@@ -1,0 +1,81 @@
+"""The contention case's parts: the busy processes end with the block, the trial's threads
+are set or left to torch, its settings are a trial's, its closing JSON is read; and the
+case's lines (`--quick`)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import scaled_timeout
+
+REPO = Path(__file__).resolve().parents[2]
+# `benchmarks` is a folder of the repository, not an installed package.
+sys.path.insert(0, str(REPO))
+
+from benchmarks.contention import (  # noqa: E402
+    QUICK_SETTINGS,
+    TRIAL_SETTINGS,
+    busy_processes,
+    timed_trial,
+    trial_command,
+    trial_environment,
+)
+from xlt_core.__main__ import parse_arguments  # noqa: E402
+from xlt_core.config import TrialConfig, parse_assignments  # noqa: E402
+
+
+def test_busy_processes_run_in_the_block_and_are_killed_when_it_fails():
+    with pytest.raises(RuntimeError, match="the block failed"):
+        with busy_processes(2) as processes:
+            assert len(processes) == 2
+            assert all(process.poll() is None for process in processes)
+            raise RuntimeError("the block failed")
+    assert all(process.poll() is not None for process in processes)
+
+
+def test_threads_are_set_explicitly_or_left_to_torch(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "7")
+    assert trial_environment(1)["OMP_NUM_THREADS"] == "1"
+    assert "OMP_NUM_THREADS" not in trial_environment(None)
+    assert str(REPO) in trial_environment(None)["PYTHONPATH"]
+
+
+@pytest.mark.parametrize("settings", [TRIAL_SETTINGS, QUICK_SETTINGS])
+def test_the_command_is_a_valid_trial(settings, tmp_path):
+    command = trial_command(settings, tmp_path / "cache")
+    assert command[1:3] == ["-m", "xlt_core"]
+    args = parse_arguments(command[3:])
+    config = TrialConfig.from_dict(parse_assignments(args.set))
+    assert config.model == "tiny" and config.cache_dir == str(tmp_path / "cache")
+    assert config.epochs == settings["epochs"]
+
+
+def test_the_trial_s_wall_and_training_seconds_are_read_from_its_output(tmp_path):
+    script = (
+        "import json; print('step 1: train/loss=1.0'); "
+        "print(json.dumps({'metrics': {'a': 1}, 'train_seconds': 3.5}, indent=2))"
+    )
+    wall, training = timed_trial([sys.executable, "-c", script], {}, tmp_path)
+    assert training == 3.5 and wall > 0
+    with pytest.raises(RuntimeError, match="exited 3"):
+        timed_trial([sys.executable, "-c", "raise SystemExit(3)"], {}, tmp_path)
+
+
+@pytest.mark.slow
+def test_quick_contention_case_prints_its_lines():
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--quick", "--only", "contention"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=scaled_timeout(400),
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for line in (
+        "trial wall, quiet (quick",
+        "trial slowdown beside 2 busy loops on",
+        "OMP_NUM_THREADS=",
+        "threads not set",
+    ):
+        assert line in done.stdout, line

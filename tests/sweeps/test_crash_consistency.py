@@ -1,0 +1,391 @@
+"""Crash-consistent sweep state (issue 22, items 1 and 10): a full disk refused up front or
+stopped in one line with a resumable state, unwritable places refused before Ray starts,
+Tune state verified before it is restored, `xlt.complete` only for phases whose every trial
+ran, and no restored checkpoint left behind in the system temp directory."""
+
+from __future__ import annotations
+
+import errno
+import os
+import pickle
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from conftest import scaled_timeout
+from sweep_helpers import ONE_EAR, SCRIPT, TINY, child_runs, parent_runs, sqlite_uri
+
+from sweeps import saved_state, storage_checks
+from sweeps.runner import SweepOptions, SweepPhases, _stopped
+from sweeps.storage_checks import StorageFull, check_storage, is_disk_full, trial_bytes
+from sweeps.trial_request import TrialRequest
+from xlt_core.config import TrialConfig
+from xlt_core.errors import ConfigError, DataError
+
+ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "ray_results/x/checkpoint")
+
+# --- what counts as a full disk ---------------------------------------------------------
+
+
+def test_a_full_disk_is_recognised_in_an_error_or_what_it_was_raised_from():
+    assert is_disk_full(ENOSPC)
+    try:
+        try:
+            raise ENOSPC
+        except OSError as error:
+            raise RuntimeError("Tune could not save its state") from error
+    except RuntimeError as wrapped:
+        assert is_disk_full(wrapped)
+    # SQLite's words, through MLflow; an OSError printed into a Ray error's text.
+    assert is_disk_full(Exception("(sqlite3.OperationalError) database or disk is full"))
+    assert is_disk_full(RuntimeError("RayTaskError: OSError: [Errno 28] No space left"))
+    assert not is_disk_full(PermissionError(errno.EACCES, "Permission denied"))
+    assert not is_disk_full(None)
+
+
+def test_a_trial_failed_on_a_full_disk_is_logged_in_one_line():
+    """Tune's controller logs each failed trial with its traceback (some 60 lines)."""
+    import logging
+
+    from sweeps.storage_checks import QuietDiskFull, disk_full_text
+
+    ray_error = RuntimeError("ray::ImplicitFunc.train()\n  File x\nOSError: " + str(ENOSPC))
+    assert disk_full_text(ray_error) == f"OSError: {ENOSPC}"
+    record = logging.LogRecord(
+        "tune", logging.ERROR, "f", 1, "Trial task failed for trial %s", ("t1",), None
+    )
+    record.exc_info = (RuntimeError, ray_error, None)
+    assert QuietDiskFull().filter(record) and record.exc_info is None
+    assert record.getMessage() == f"Trial task failed for trial t1: OSError: {ENOSPC}"
+    other = logging.LogRecord("tune", logging.ERROR, "f", 1, "failed", (), None)
+    other.exc_info = (RuntimeError, RuntimeError("a bug"), None)
+    assert QuietDiskFull().filter(other) and other.exc_info is not None
+
+
+def test_the_first_trial_failed_on_a_full_disk_ends_the_phase(monkeypatch, tmp_path):
+    """Through Tune's own stop (as a Ctrl-C), so the running trials stay resumable."""
+    import signal
+
+    from sweeps.full_disk_stop import StopOnFullDisk
+    from sweeps.interruption import TUNE_STOP_SIGNAL
+
+    (tmp_path / "full.txt").write_text(f"Failure # 1\nOSError: {ENOSPC}\n")
+    (tmp_path / "bug.txt").write_text("Failure # 1\nRuntimeError: a bug\n")
+    stops = []
+    monkeypatch.setattr(signal, "getsignal", lambda signum: lambda *args: stops.append(signum))
+    callback = StopOnFullDisk()
+    callback.on_trial_error(1, [], SimpleNamespace(error_file=str(tmp_path / "bug.txt")))
+    assert stops == []
+    callback.on_trial_error(1, [], SimpleNamespace(error_file=str(tmp_path / "full.txt")))
+    assert stops == [TUNE_STOP_SIGNAL]
+
+
+# --- refused before Ray starts ----------------------------------------------------------
+
+
+def test_a_trial_needs_room_for_two_checkpoints_of_its_model():
+    tiny = TrialConfig(tiny_layers=2, tiny_hidden_size=16)
+    mbert = TrialConfig(model="bert-base-multilingual-cased")
+    assert trial_bytes([tiny]) < storage_checks.RESERVE_BYTES + 4 * 2**20  # ~1.5 MB of model
+    # mBERT's 178 M parameters x 32 bytes: about 5.7 GB.
+    assert 5.5e9 < trial_bytes([tiny, mbert]) < 6e9
+
+
+def test_a_nearly_full_folder_is_refused_naming_it_and_the_bytes(monkeypatch, tmp_path):
+    usage = shutil.disk_usage(tmp_path)
+    monkeypatch.setattr(storage_checks.shutil, "disk_usage", lambda path: usage._replace(free=1000))
+    with pytest.raises(ConfigError) as refused:
+        check_storage([TrialConfig()], str(tmp_path / "ray_results"), tmp_path)
+    message = str(refused.value)
+    assert "\n" not in message and str(tmp_path) in message
+    assert "it has 1,000" in message and f"{trial_bytes([TrialConfig()]):,} bytes" in message
+
+
+def test_unwritable_places_are_refused_naming_the_path(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(ConfigError, match="--storage-path.*a-file/results.*can write"):
+        check_storage([TrialConfig()], str(blocker / "results"), tmp_path)
+    with pytest.raises(ConfigError, match="working folder.*a-file.*can write"):
+        check_storage([TrialConfig()], str(tmp_path), blocker)
+    check_storage([TrialConfig()], "s3://bucket/results", tmp_path)  # remote: Ray's to check
+
+
+def test_an_unwritable_storage_path_stops_the_command_before_a_parent_run(tmp_path):
+    """Exit 2 and one line naming the path; no parent run records the bad path."""
+    (tmp_path / "a-file").write_text("not a folder")
+    uri = sqlite_uri(tmp_path)
+    completed = subprocess.run(
+        [sys.executable, str(SCRIPT), "--preset", "smoke", "--tracking-uri", uri]
+        + ["--storage-path", str(tmp_path / "a-file" / "results"), "--set", "seeds=0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=scaled_timeout(300),
+    )
+    assert completed.returncode == 2, completed.stderr[-3000:]
+    # (MLflow logs the new store's tables as it makes them, while the check runs.)
+    assert "Traceback" not in completed.stderr
+    (line,) = [line for line in completed.stderr.splitlines() if line.startswith("error:")]
+    assert "--storage-path" in line and "a-file/results" in line
+    assert parent_runs(uri) == []
+    assert not (tmp_path / "ray_results").exists()
+
+
+# --- Tune's saved state, verified before a restore ---------------------------------------
+
+
+def _state_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "ear_xnli-smoke-grid"
+    folder.mkdir()
+    (folder / "experiment_state-2026.json").write_text('{"trial_data": [], "runner_data": {}}')
+    (folder / "basic-variant-state-2026.json").write_bytes(pickle.dumps({"iterators": [1, 2]}))
+    return folder
+
+
+def test_state_files_cut_short_are_refused_in_one_line(tmp_path):
+    folder = _state_folder(tmp_path)
+    saved_state.check_state_files(folder)
+    for name in ("experiment_state-2026.json", "basic-variant-state-2026.json"):
+        whole = (folder / name).read_bytes()
+        (folder / name).write_bytes(whole[: len(whole) // 2])  # a write the disk cut short
+        with pytest.raises(DataError) as refused:
+            saved_state.check_state_files(folder)
+        assert name in str(refused.value) and "without --resume" in str(refused.value)
+        assert "\n" not in str(refused.value)
+        (folder / name).write_bytes(whole)
+
+
+def _saved_trial(space: dict, status: str = "TERMINATED", error_file: str | None = None):
+    return SimpleNamespace(
+        config=space,
+        status=status,
+        path="/nonexistent",
+        run_metadata=SimpleNamespace(error_filename=error_file),
+    )
+
+
+def _space(seed: int) -> dict:
+    request = TrialRequest(
+        base={"task": "xnli"}, phase="grid", experiment_id="1", parent_run_id="p", threads=1
+    )
+    return {**request.to_space(), "point": {"method": "finetune"}, "seed": seed}
+
+
+def test_a_saved_trial_without_its_configuration_is_refused_before_it_runs(monkeypatch, tmp_path):
+    """The full-disk case of issue 22: a state that restored a trial with an empty
+    configuration, which then failed with KeyError: 'base'."""
+    trials = [_saved_trial(_space(0)), _saved_trial({})]
+    monkeypatch.setattr("ray.tune.ExperimentAnalysis", lambda path: SimpleNamespace(trials=trials))
+    folder = str(_state_folder(tmp_path))
+    with pytest.raises(DataError, match="cannot be restored: ConfigError.*missing: base"):
+        saved_state.check_saved_state(folder, planned=2)
+    trials[1] = _saved_trial(_space(1))
+    assert saved_state.check_saved_state(folder, planned=2) == trials
+    with pytest.raises(DataError, match="it holds 2 of the phase's 6 trials"):
+        saved_state.check_saved_state(folder, planned=6)
+
+
+def test_trials_that_errored_on_a_full_disk_are_told_apart(tmp_path):
+    (tmp_path / "error.txt").write_text("OSError: [Errno 28] No space left on device: 'x'")
+    (tmp_path / "other.txt").write_text("RuntimeError: a bug")
+    full = _saved_trial({}, "ERROR", "error.txt")
+    bug = _saved_trial({}, "ERROR", "other.txt")
+    full.path = bug.path = str(tmp_path)
+    assert saved_state.errored_by_full_disk(full)
+    assert not saved_state.errored_by_full_disk(bug)
+    assert not saved_state.errored_by_full_disk(_saved_trial({}))
+
+
+# --- nothing complete that did not run -----------------------------------------------------
+
+
+def _phases(results) -> SimpleNamespace:
+    return SimpleNamespace(
+        _grid_tuner=lambda phase, points, seeds: "tuner",
+        _fit=lambda phase, tuner: results,
+        _path=lambda phase: f"ray_results/sweep-{phase}",
+    )
+
+
+def test_a_grid_phase_with_trials_missing_is_not_complete():
+    points, seeds = [{"method": "finetune"}, {"method": "ear"}], [0, 1, 2]
+    ended = [SimpleNamespace(error=None, metrics={})] * 2  # 2 of 6: the state lost the rest
+    with pytest.raises(DataError, match="2 of 6 trials ended"):
+        SweepPhases.run_grid(_phases(ended), "grid", points, seeds)
+    every = [SimpleNamespace(error=None, metrics={})] * 6
+    assert SweepPhases.run_grid(_phases(every), "grid", points, seeds) == every
+
+
+def test_a_trial_stopped_by_a_full_disk_stops_the_phase_unfinished():
+    full = SimpleNamespace(error=RuntimeError(f"trial failed: {ENOSPC}"), metrics={})
+    tuner = SimpleNamespace(fit=lambda: [SimpleNamespace(error=None, metrics={}), full])
+    phases = SimpleNamespace(signals=SimpleNamespace(tune_fit=_no_context), restored_phases=())
+    with pytest.raises(RuntimeError, match="No space left"):
+        SweepPhases._fit(phases, "grid", tuner)
+
+
+def _no_context():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def test_when_the_store_is_on_the_full_disk_the_runs_stay_resumable(monkeypatch, capsys):
+    from sweeps import tracking
+
+    def store_full(client, parent_run_id):
+        raise Exception("(sqlite3.OperationalError) database or disk is full")
+
+    monkeypatch.setattr(tracking, "mark_interrupted", store_full)
+    options = SweepOptions(tracking_uri="sqlite:///x.db", tracking_wait_s=0)
+    _stopped(None, "parent", options, ENOSPC)
+    assert "its runs stay RUNNING" in capsys.readouterr().out
+    with pytest.raises(Exception, match="disk is full"):
+        _stopped(None, "parent", options, RuntimeError("a bug"))
+
+
+def test_a_full_disk_ends_the_command_in_one_line_and_exit_3(monkeypatch, tmp_path, capsys):
+    import sweeps.runner
+    from sweeps import ear_xnli
+    from sweeps.cli import EXIT_CRASHED, main
+
+    def full():
+        raise StorageFull("the disk is full ([Errno 28] No space left on device); ...")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sweeps.runner, "run_sweep", lambda spec, options, signals: full())
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert main(ear_xnli, ["--tracking-uri", uri, "--set", "seeds=0"]) == EXIT_CRASHED
+    error = capsys.readouterr().err
+    assert "Traceback" not in error
+    message, command = error.strip().splitlines()
+    assert message.startswith("error: the disk is full") and command.endswith("--resume")
+
+
+# --- no temporary litter ----------------------------------------------------------------
+
+
+@pytest.fixture
+def private_tempdir(monkeypatch, tmp_path):
+    """The system temp directory, here a folder of the test's own to count what is left."""
+    folder = tmp_path / "system-tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def _checkpoint(tmp_path: Path):
+    from ray import tune
+
+    saved = tmp_path / "saved-checkpoint"
+    saved.mkdir()
+    (saved / "trainer_state.pt").write_bytes(b"weights")
+    return tune.Checkpoint.from_directory(str(saved))
+
+
+def test_a_restored_checkpoint_is_copied_privately_and_deleted(private_tempdir, tmp_path):
+    from sweeps.trainable import checkpoint_copy
+
+    with checkpoint_copy(_checkpoint(tmp_path)) as directory:
+        assert (Path(directory) / "trainer_state.pt").read_bytes() == b"weights"
+        assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+    assert list(private_tempdir.iterdir()) == []
+
+
+def test_a_trials_restore_leaves_no_checkpoint_tmp_folder(monkeypatch, private_tempdir, tmp_path):
+    from sweeps import trainable
+
+    checkpoint = _checkpoint(tmp_path)
+    monkeypatch.setattr(trainable.tune, "get_checkpoint", lambda: checkpoint)
+    reporter = trainable.RayMlflowReporter(client=None, run_id="r", label="trial")
+    first = reporter.latest_checkpoint()
+    assert reporter.latest_checkpoint() == first  # every language stage reads one copy
+    assert stat.S_IMODE(os.stat(first).st_mode) == 0o700
+    reporter.close()
+    assert not Path(first).exists()
+    assert list(private_tempdir.glob("checkpoint_tmp_*")) == []
+    assert list(private_tempdir.iterdir()) == []
+
+
+# --- end to end: a disk that fills up mid-sweep, then space returns -----------------------
+
+# Imported by every process of the sweep (XLT_PLUGINS): torch.save, the checkpoint writer,
+# fails with ENOSPC while the marker file exists, once `SAVES_BEFORE_FULL` saves were made.
+DISK_FULL_PLUGIN = """
+import errno, os
+from pathlib import Path
+
+import torch
+
+_save = torch.save
+MARKER = Path(os.environ["XLT_TEST_DISK_FULL"])
+
+
+def _filling_save(obj, f, *args, **kwargs):
+    if MARKER.exists():
+        count = len(list(MARKER.parent.glob("save-*")))
+        if count >= int(MARKER.read_text()):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(f))
+        (MARKER.parent / f"save-{count}-{os.getpid()}").touch()
+    return _save(obj, f, *args, **kwargs)
+
+
+torch.save = _filling_save
+"""
+
+
+@pytest.mark.slow
+def test_a_disk_full_mid_sweep_stops_resumably_and_resume_finishes(tmp_path):
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "disk_full_plugin.py").write_text(DISK_FULL_PLUGIN)
+    marker = tmp_path / "disk" / "full"
+    marker.parent.mkdir()
+    marker.write_text("2")  # two checkpoints fit, then the disk is full
+    uri = sqlite_uri(tmp_path)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")])),
+        "XLT_PLUGINS": "disk_full_plugin",
+        "XLT_TEST_DISK_FULL": str(marker),
+        "RAY_TMPDIR": tempfile.mkdtemp(prefix="xr", dir="/tmp"),
+    }
+    argv = [sys.executable, str(SCRIPT), "--preset", "smoke", "--tracking-uri", uri, *TINY]
+    argv += [*ONE_EAR, "--set", "seeds=0,1", "--max-failures", "0"]
+
+    def run(*extra):
+        return subprocess.run(
+            argv + list(extra),
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=scaled_timeout(600),
+        )
+
+    full = run()
+    assert full.returncode == 3, full.stdout[-3000:] + full.stderr[-3000:]
+    last_lines = full.stderr.strip().splitlines()[-2:]
+    assert last_lines[0].startswith("error: the disk is full"), full.stderr[-3000:]
+    assert last_lines[1].endswith("--resume")
+    assert "Traceback" not in full.stderr  # each failed trial logged in one line
+    (parent,) = parent_runs(uri)
+    assert "xlt.complete" not in parent.data.tags and parent.info.status == "KILLED"
+    assert all(
+        run.info.status != "FINISHED" or "failure" not in run.data.tags for run in child_runs(uri)
+    )
+
+    marker.unlink()  # space returns
+    resumed = run("--resume")
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    runs = child_runs(uri)
+    assert len(runs) == 4 and all(run.info.status == "FINISHED" for run in runs)
+    assert len({(r.data.tags["config_key"], r.data.params["seed"]) for r in runs}) == 4
+    (parent,) = parent_runs(uri)
+    assert parent.data.tags["xlt.complete"] == "true" and parent.info.status == "FINISHED"

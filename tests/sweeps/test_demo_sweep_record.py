@@ -1,0 +1,81 @@
+"""What the demo sweep (`make demo`, shrunk: conftest's shared `ear_xnli_smoke`) records for
+another lab to rerun, trace and load: the sweep as a file that `--from-run` plans again, MLflow's
+system tags and the library versions, each configuration's mean and std over seeds on the
+parent run, and models that MLflow's own loaders open as the champion."""
+
+from importlib import metadata
+
+import mlflow
+import pandas as pd
+import pytest
+from mlflow import MlflowClient
+from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_SOURCE_NAME, MLFLOW_USER
+from sweep_helpers import DEMO_SETTINGS, child_runs, parent_runs
+
+from analysis.registry import SweepStamp, register_champion
+from sweeps import ear_xnli
+from sweeps.cli import EXIT_DONE, main
+from xlt_core.data.examples import XNLI_LABELS
+
+PAIRS = [
+    {"text": "A man is eating an apple.", "text_pair": "Someone eats."},
+    {"text": "The train left at noon.", "text_pair": "Nobody travelled."},
+]
+
+
+@pytest.mark.slow
+def test_from_run_plans_the_demo_again(ear_xnli_smoke, capsys, monkeypatch):
+    monkeypatch.chdir(ear_xnli_smoke.workdir)  # its paths, as the sweep resolved them
+    settings = [arg for key, value in DEMO_SETTINGS.items() for arg in ("--set", f"{key}={value}")]
+    capsys.readouterr()
+    assert main(ear_xnli, ["--preset", "smoke", *settings, "--dry-run"]) == EXIT_DONE
+    planned = capsys.readouterr().out
+    parent = parent_runs(ear_xnli_smoke.uri)[0]
+    replay = ["--from-run", parent.info.run_id, "--tracking-uri", ear_xnli_smoke.uri, "--dry-run"]
+    assert main(ear_xnli, replay) == EXIT_DONE
+    assert capsys.readouterr().out == planned
+
+
+@pytest.mark.slow
+def test_the_runs_say_what_they_ran_from(ear_xnli_smoke):
+    tags = parent_runs(ear_xnli_smoke.uri)[0].data.tags
+    assert len(tags[MLFLOW_GIT_COMMIT]) == 40
+    assert tags[MLFLOW_SOURCE_NAME].endswith("sweeps/ear_xnli.py")
+    assert tags[MLFLOW_USER]
+    for library in ("torch", "transformers", "ray", "mlflow"):
+        assert tags[f"xlt.version.{library}"] == metadata.version(library)
+    for trial in child_runs(ear_xnli_smoke.uri):  # the driver's source, the worker's versions
+        assert trial.data.tags[MLFLOW_GIT_COMMIT] == tags[MLFLOW_GIT_COMMIT]
+        assert trial.data.tags["xlt.version.torch"] == metadata.version("torch")
+
+
+@pytest.mark.slow
+def test_the_parent_row_shows_mean_and_std_per_configuration(ear_xnli_smoke):
+    metrics = parent_runs(ear_xnli_smoke.uri)[0].data.metrics
+    labels = {run.data.tags["config_label"] for run in child_runs(ear_xnli_smoke.uri)}
+    for label in labels:
+        key = f"seeds/{label.replace('=', ':')}/dev/en/accuracy"
+        assert 0 <= metrics[f"{key}/mean"] <= 1 and metrics[f"{key}/std"] >= 0, label
+
+
+@pytest.mark.slow
+def test_a_trials_model_loads_as_the_champion_with_mlflows_loaders(ear_xnli_smoke, tmp_path):
+    sweep = ear_xnli_smoke.copy_to(tmp_path / "copy")  # registering writes to the store
+    client = MlflowClient(sweep.uri)
+    parent = parent_runs(sweep.uri)[0]
+    trial = child_runs(sweep.uri)[0]
+    stamp = SweepStamp(parent.info.run_id, parent.info.end_time, complete=True)
+    registered = register_champion(client, trial.info.run_id, "ear_xnli", stamp, allow_worse=True)
+    assert registered.registered, registered.reason
+    previous = mlflow.get_tracking_uri(), mlflow.get_registry_uri()
+    mlflow.set_tracking_uri(sweep.uri)
+    mlflow.set_registry_uri(sweep.uri)
+    try:
+        pipeline = mlflow.transformers.load_model("models:/ear_xnli@champion")
+        predicted = pipeline(PAIRS)
+        scored = mlflow.pyfunc.load_model("models:/ear_xnli@champion").predict(pd.DataFrame(PAIRS))
+    finally:
+        mlflow.set_tracking_uri(previous[0])
+        mlflow.set_registry_uri(previous[1])
+    assert [row["label"] for row in predicted] == list(scored["label"])
+    assert set(scored["label"]) <= set(XNLI_LABELS) and len(scored) == 2

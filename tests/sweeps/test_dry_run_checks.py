@@ -1,0 +1,62 @@
+"""`--dry-run` refuses what the sweep refuses (sweeps/sweep_checks.py, shared with
+runner.check_sweep), and a search's plan counts what the search runs: the layers the tiny
+model has, and a phase 2 of at most the configurations phase 1 sampled."""
+
+import re
+
+import pytest
+
+from sweeps import ear_xnli, search
+from sweeps.cli import apply_overrides, main, resolve_paths
+from sweeps.experiment import experiment_spec
+from sweeps.runner import check_sweep
+from xlt_core.errors import ConfigError
+
+SEARCH = ["--preset", "smoke", "--strategy", "search", "--dry-run"]
+
+
+def _spec(strategy: str, **settings):
+    spec = experiment_spec(ear_xnli, "smoke", None)
+    spec.strategy = strategy
+    return resolve_paths(apply_overrides(spec, {k: str(v) for k, v in settings.items()}))
+
+
+def test_an_ear_ner_dry_run_is_refused_as_the_sweep_refuses_it(capsys):
+    assert main(ear_xnli, ["--preset", "smoke", "--dry-run", "--set", "task=ner"]) == 2
+    err = capsys.readouterr().err
+    with pytest.raises(ConfigError) as sweep:
+        check_sweep(_spec("grid", task="ner"))
+    assert err == f"error: {sweep.value}\n"
+    assert "task=ner supports method finetune" in err
+
+
+def test_search_seeds_beyond_the_seeds_are_refused_by_the_dry_run(capsys):
+    assert main(ear_xnli, [*SEARCH, "--set", "search_seeds=3"]) == 2
+    assert "invalid setting search_seeds=3: at most the sweep's 2 seeds" in capsys.readouterr().err
+
+
+def test_the_tiny_models_search_offers_only_its_layers(capsys):
+    assert main(ear_xnli, SEARCH) == 0
+    out = capsys.readouterr().out
+    # The tiny model has 6 layers: the declared choices 9 and 12 are not searched.
+    assert "for model tiny (ear: alpha 0.1..2.0 step 0.1, beta 0.05..1.0 step 0.05, " in out
+    assert "layer in {3, 6}, m in {1};" in out
+    assert search.search_ranges(_spec("search"))["ear"]["layer"] == ("choice", (3, 6))
+
+
+def test_search_plan_figures_with_top_k_beyond_the_sampled(capsys):
+    argv = [*SEARCH, "--set", "search_trials=3", "--set", "top_k=5"]
+    assert main(ear_xnli, argv) == 0
+    out = capsys.readouterr().out
+    assert "3 configurations sampled by Optuna TPE" in out
+    assert "x 1 seed (0) = 3 trials;" in out
+    assert (
+        "Phase 2 (final): 1 baseline + top 3 of phase 1 (top_k=5, capped at its 3 "
+        "configurations) = 4 configurations x 2 seeds = 8 trials" in out
+    )
+    assert "Trials: 11 at most (ASHA stops some early)" in out
+    rows = [line.split() for line in out.splitlines() if re.match(r"^ +\d+ +[\d.e+-]+ ", line)]
+    assert [int(row[0]) for row in rows] == [3, 2, 6]  # phase 1, baseline, top 3 x 2 seeds
+    gpu_hours = sum(int(row[0]) * float(row[2]) for row in rows)
+    total = re.search(r"Total: (\S+) GPU-hours for 11 trials", out)
+    assert total and float(total.group(1)) == pytest.approx(gpu_hours, rel=2e-3)

@@ -1,0 +1,88 @@
+"""A sweep as a file (sweeps/sweep_file.py): `--save-config` then `--config`, and
+`--from-run`, plan exactly the sweep they were written from; bad files are refused naming
+the file and the key."""
+
+import pytest
+from mlflow import MlflowClient
+
+from sweeps import adjust_xnli, ear_xnli
+from sweeps.cli import EXIT_BAD_INPUT, EXIT_DONE, main
+from sweeps.experiment import experiment_spec
+from sweeps.sweep_file import SWEEP_FILE_ARTIFACT, load_sweep, sweep_text
+from xlt_core.errors import ConfigError
+
+SETTINGS = ["--set", "alpha=0.5", "--set", "seeds=0,1", "--set", "epochs=0.5"]
+
+
+def dry_run(capsys, *argv) -> str:
+    capsys.readouterr()
+    assert main(ear_xnli, [*argv, "--dry-run"]) == EXIT_DONE
+    return capsys.readouterr().out
+
+
+def test_a_saved_sweep_plans_the_same_trials(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(ear_xnli, [*SETTINGS, "--save-config", "sweep.yaml"]) == EXIT_DONE
+    assert "--config sweep.yaml" in capsys.readouterr().out
+    assert dry_run(capsys, "--config", "sweep.yaml") == dry_run(capsys, *SETTINGS)
+    assert "alpha=0.5" in dry_run(capsys, "--config", "sweep.yaml")
+
+
+def test_an_edited_file_is_the_sweep_that_runs(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    main(ear_xnli, ["--save-config", "sweep.yaml"])
+    text = (tmp_path / "sweep.yaml").read_text().replace("seeds:\n- 0\n- 1\n", "seeds:\n- 7\n")
+    (tmp_path / "sweep.yaml").write_text(text)
+    assert "Seeds (1): 7" in dry_run(capsys, "--config", "sweep.yaml")
+
+
+def test_the_file_round_trips_every_part_of_the_sweep():
+    spec = experiment_spec(ear_xnli, "paper", None)
+    spec.seeds, spec.top_k, spec.fixed_axes = [3, 4], 2, {"beta": 1.0}
+    loaded = load_sweep(sweep_text(spec), "f.yaml", ear_xnli)
+    for name in ("experiment", "preset", "points", "seeds", "top_k", "fixed_axes", "strategy"):
+        assert getattr(loaded, name) == getattr(spec, name), name
+    assert loaded.configs() == spec.configs()
+    assert loaded.departures() == spec.departures()  # the paper card is rebuilt
+
+
+def test_from_run_plans_the_sweep_the_parent_recorded(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    main(ear_xnli, [*SETTINGS, "--save-config", "sweep.yaml"])
+    client = MlflowClient(uri)
+    experiment = client.create_experiment("ear_xnli", artifact_location=str(tmp_path / "art"))
+    run = client.create_run(experiment)
+    client.log_text(run.info.run_id, (tmp_path / "sweep.yaml").read_text(), SWEEP_FILE_ARTIFACT)
+    replayed = dry_run(capsys, "--from-run", run.info.run_id, "--tracking-uri", uri)
+    assert replayed == dry_run(capsys, *SETTINGS)
+    bare = client.create_run(experiment).info.run_id
+    assert main(ear_xnli, ["--from-run", bare, "--tracking-uri", uri, "--dry-run"]) == 2
+    assert SWEEP_FILE_ARTIFACT in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "edit, named",
+    [
+        (lambda text: text.replace("script: ear_xnli", "script: adjust_xnli"), "script"),
+        (lambda text: text + "learning_rat: 0.1\n", "learning_rat"),
+        (lambda text: text.replace("format: 1", "format: 9"), "format"),
+        (lambda text: "[1, 2]", "a mapping"),
+        (lambda text: text.replace("seeds:", "sedes:"), "sedes"),
+    ],
+)
+def test_a_bad_file_is_refused_naming_the_file_and_the_key(edit, named):
+    text = edit(sweep_text(experiment_spec(ear_xnli, "smoke", None)))
+    with pytest.raises(ConfigError) as refused:
+        load_sweep(text, "mine.yaml", ear_xnli)
+    assert "mine.yaml" in str(refused.value) and named in str(refused.value)
+
+
+def test_a_file_replaces_the_preset_and_the_data_dir(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    main(ear_xnli, ["--save-config", "sweep.yaml"])
+    capsys.readouterr()
+    assert main(ear_xnli, ["--config", "sweep.yaml", "--preset", "paper"]) == EXIT_BAD_INPUT
+    assert "--preset" in capsys.readouterr().err
+    assert main(adjust_xnli, ["--config", "sweep.yaml", "--dry-run"]) == EXIT_BAD_INPUT
+    assert "python sweeps/ear_xnli.py" in capsys.readouterr().err
