@@ -47,7 +47,7 @@ from sweeps.storage_checks import (
 )
 from sweeps.sweep_checks import check_settings
 from sweeps.sweep_file import SWEEP_FILE_ARTIFACT, sweep_text
-from sweeps.trial_request import TrialRequest, trial_name
+from sweeps.trial_request import TrialRequest
 from xlt_core.config import TrialConfig
 from xlt_core.data.hub_presence import check_hub_data
 from xlt_core.errors import ConfigError, DataError
@@ -496,7 +496,7 @@ class SweepPhases:
 
         # A freed slot takes the next trial in the same worker process (the function
         # trainable's `reset_config`) instead of waiting for a new actor to start.
-        return tune.TuneConfig(reuse_actors=True, trial_name_creator=trial_name, **kwargs)
+        return tune.TuneConfig(reuse_actors=True, **kwargs)
 
     def _search_tuner(self):
         from ray import tune

@@ -113,9 +113,3 @@ class TrialRequest:
             seed=seed,
             search_seeds=search_seeds,
         )
-
-
-def trial_name(trial) -> str:
-    """Tune's `trial_name_creator`: a trial is named as its MLflow run, so Tune's progress
-    table and the runs table say the same."""
-    return TrialRequest.from_space(trial.config).run_name()

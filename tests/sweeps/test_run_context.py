@@ -1,10 +1,13 @@
 """The parent run's system tags and library versions (sweeps/run_context.py)."""
 
+import json
 import subprocess
 import sys
 from importlib import metadata
 
+from conftest import scaled_timeout
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_REPO_URL, MLFLOW_SOURCE_NAME
+from sweep_helpers import REPO
 
 from sweeps import run_context
 
@@ -21,17 +24,28 @@ def test_a_missing_library_is_said_not_installed(monkeypatch):
     assert run_context.library_versions() == {"xlt.version.no-such-library-xyz": "not installed"}
 
 
-def test_system_tags_carry_the_git_commit_and_the_source(monkeypatch):
-    monkeypatch.setattr(sys, "argv", [str(run_context.__file__)])
-    head = subprocess.run(
-        ["git", "rev-parse", "HEAD"],
+def test_system_tags_carry_the_git_commit_and_the_source():
+    # In a fresh interpreter, as a driver runs: MLflow caches the git commit per process, and
+    # this session's main file is pytest's.
+    script = (
+        "import json, sys; sys.argv = [sys.argv[1]]; "
+        "from sweeps.run_context import system_tags; print(json.dumps(system_tags()))"
+    )
+    source = run_context.__file__
+    printed = subprocess.run(
+        [sys.executable, "-c", script, source],
         capture_output=True,
         text=True,
-        cwd=run_context.__file__.rsplit("/", 2)[0],
+        check=True,
+        cwd=REPO,
+        timeout=scaled_timeout(60),
+    ).stdout
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=REPO
     ).stdout.strip()
-    tags = run_context.system_tags()
+    tags = json.loads(printed.splitlines()[-1])
     assert tags[MLFLOW_GIT_COMMIT] == head
-    assert tags[MLFLOW_SOURCE_NAME] == run_context.__file__
+    assert tags[MLFLOW_SOURCE_NAME] == source
     assert tags["xlt.version.torch"]
 
 

@@ -1,15 +1,13 @@
 """The driver-to-worker contract (sweeps/trial_request.py) and the sweep's configurations
 resolved once (`SweepSpec.trial_config`, `SweepSpec.configs`). No Ray started here."""
 
-from types import SimpleNamespace
-
 import pytest
 from ray.tune.search.variant_generator import generate_variants
 
 from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
 from sweeps.experiment import experiment_spec
-from sweeps.trial_request import REQUIRED_KEYS, TRIAL_INDEX, TrialRequest, trial_name
+from sweeps.trial_request import REQUIRED_KEYS, TRIAL_INDEX, TrialRequest
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, TrainingDiverged
 from xlt_schema import DIVERGED_FAILURE
@@ -42,14 +40,9 @@ def test_a_grid_space_resolves_to_one_request_per_point_and_seed():
     )
 
 
-def test_tune_names_each_trial_as_its_mlflow_run():
-    points = [{"method": "finetune"}, {"method": "ear", "alpha": 0.1}]
-    space = REQUEST.to_space(points=points, seeds=[0, 1])
-    trials = [SimpleNamespace(config=resolved) for _, resolved in generate_variants(space)]
-    names = sorted(trial_name(trial) for trial in trials)
-    ear = TrialConfig.from_dict({**REQUEST.base, "method": "ear", "alpha": 0.1}).config_label()
-    assert names == sorted([f"{ear} seed=0", f"{ear} seed=1", "finetune seed=0", "finetune seed=1"])
-    assert trial_name(trials[0]) == TrialRequest.from_space(trials[0].config).run_name()
+def test_the_run_name_is_the_configuration_and_the_seed():
+    request = TrialRequest(**{**REQUEST.__dict__, "point": {"method": "finetune"}, "seed": 3})
+    assert request.run_name() == "finetune seed=3"
 
 
 def test_a_search_space_leaves_the_point_to_the_searcher():
