@@ -65,17 +65,17 @@ def _build(plan: StorePlan, root: str) -> tuple[str, str, float]:
 
 
 def build_stores(plans_by_name: dict[str, StorePlan], scratch: Path) -> dict[str, tuple]:
-    """Every store, built in worker processes forked from a fresh server process that
-    imported the trial path once (not from this one: earlier cases' torch threads do not
-    survive a fork); name -> (URI, experiment, build seconds)."""
+    """Every store, built in worker processes (forked after the trial path's imports, so
+    each worker does not import torch again); name -> (URI, experiment, build seconds)."""
+    import sweeps.trainable  # noqa: F401  (the builders' imports, once, before forking)
+    import xlt_core.tasks.pair_classification  # noqa: F401
     from sweeps.tracking import prepare_store
 
     # MLflow's tables made once (its migrations take seconds), copied into every store.
     scratch.mkdir(parents=True)
     template = scratch / "empty.db"
     prepare_store(f"sqlite:///{template}")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["sweeps.trainable", "xlt_core.tasks.pair_classification"])
+    context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(BUILD_WORKERS, mp_context=context) as pool:
         futures = {}
         for name, plan in plans_by_name.items():
@@ -172,7 +172,7 @@ def scale(settings: Settings) -> Iterator[Result]:
     chosen = plans(settings.quick)
     clock = time.perf_counter()
     stores = build_stores(chosen, settings.scratch / "scale")
-    print(f"# scale: stores built in {time.perf_counter() - clock:.0f} s", flush=True)
+    print(f"  (the stores built in {time.perf_counter() - clock:.0f} s)", flush=True)
     points = []
     for name in sorted(chosen, key=lambda n: (n == "robust", chosen[n].trials)):
         uri, experiment, build_s = stores[name]
