@@ -11,6 +11,8 @@ from conftest import scaled_timeout
 TESTS = Path(__file__).resolve().parent
 # Helpers whose `timeout` argument is a base value they scale themselves.
 SCALING_HELPERS = {"run_command", "run_smoke_sweep", "run_suite", "run_script"}
+# The keywords that set a wall-clock limit.
+TIMEOUT_KEYWORDS = ("timeout", "timeout_s")
 
 
 def _callee(call: ast.Call) -> str:
@@ -23,13 +25,14 @@ def _is_scaled(value: ast.expr) -> bool:
 
 
 def unscaled_timeouts(source: str) -> list[int]:
-    """Lines of `source` that pass `timeout=` unscaled to anything but a scaling helper."""
+    """Lines of `source` that pass `timeout=` or `timeout_s=` unscaled to anything but a
+    scaling helper."""
     return [
         keyword.value.lineno
         for call in ast.walk(ast.parse(source))
         if isinstance(call, ast.Call) and _callee(call) not in SCALING_HELPERS
         for keyword in call.keywords
-        if keyword.arg == "timeout" and not _is_scaled(keyword.value)
+        if keyword.arg in TIMEOUT_KEYWORDS and not _is_scaled(keyword.value)
     ]
 
 
@@ -44,6 +47,7 @@ def test_every_timeout_in_the_tests_is_scaled():
 
 def test_the_check_sees_an_unscaled_timeout():
     assert unscaled_timeouts("process.wait(timeout=30)\nrun_command(a, b, timeout=300)") == [1]
+    assert unscaled_timeouts("probe(address, timeout_s=5)") == [1]
 
 
 def test_scale_from_the_environment(monkeypatch):

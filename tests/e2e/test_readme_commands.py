@@ -295,7 +295,7 @@ def test_compare_command_puts_the_sweeps_side_by_side(robust_xnli_smoke, tmp_pat
     out = tmp_path / "compared"
     argv = shlex.split(COMPARE.replace("[--tracking-uri URI] [--out DIR]", f"--out {out}"))[1:]
     store = {"MLFLOW_TRACKING_URI": robust_xnli_smoke.uri}
-    run_command(argv, tmp_path, timeout=300, env=store)
+    run_command(argv, tmp_path, env=store)
     table = (out / "compare.md").read_text().split("### xnli test accuracy (%)")[1]
     labels = [line.split(" | ")[0].lstrip("| ") for line in table.split("###")[0].splitlines()]
     methods = {label.split(": ", 1)[1].split()[0] for label in labels if ": " in label}
@@ -325,29 +325,29 @@ def test_one_trial_command_trains_and_evaluates(command, tmp_path):
 
 
 def test_dry_run_command_plans_without_tracking(tmp_path):
-    completed = run_command(_argv(DRY_RUN, {}), tmp_path, timeout=120)
+    completed = run_command(_argv(DRY_RUN, {}), tmp_path)
     assert "18 configurations x 5 seeds = 90 trials" in completed.stdout
     assert "GPU-hours for 90 trials" in completed.stdout
     assert list(tmp_path.iterdir()) == []  # no mlflow.db (the store run_command points at)
 
 
 def test_xlmr_dry_run_command_plans_the_xlmr_rows(tmp_path):
-    completed = run_command(_argv(XLMR_DRY_RUN, {}), tmp_path, timeout=120)
+    completed = run_command(_argv(XLMR_DRY_RUN, {}), tmp_path)
     assert "3 configurations x 5 seeds = 15 trials" in completed.stdout
     assert "model=xlm-roberta-base" in completed.stdout
     assert "Departures from Ding et al. 2022" in completed.stdout
 
 
 def test_a_saved_sweep_file_plans_the_sweep_it_was_saved_from(tmp_path):
-    saved = run_command(_argv(SAVE_CONFIG, {}), tmp_path, timeout=120)
+    saved = run_command(_argv(SAVE_CONFIG, {}), tmp_path)
     assert "run it with: python sweeps/ear_xnli.py --config my_sweep.yaml" in saved.stdout
-    from_file = run_command(_argv(RUN_CONFIG, {}), tmp_path, timeout=120).stdout
+    from_file = run_command(_argv(RUN_CONFIG, {}), tmp_path).stdout
     direct = SAVE_CONFIG.replace("--save-config my_sweep.yaml", "--dry-run")
-    assert from_file == run_command(_argv(direct, {}), tmp_path, timeout=120).stdout
+    assert from_file == run_command(_argv(direct, {}), tmp_path).stdout
     assert "alpha=0.5" in from_file
 
 
 def test_cluster_command_validates_the_cluster_file(tmp_path):
     argv = ["-m", "sweeps.cluster", str(REPO / "ray_cluster.yaml")]
-    completed = run_command(argv, tmp_path, timeout=120)
+    completed = run_command(argv, tmp_path)
     assert "ray_cluster.yaml: valid (aws, node types" in completed.stdout

@@ -37,13 +37,13 @@ def test_a_dead_address_exits_2_in_one_line_before_ray_starts(tmp_path):
 def test_ray_address_from_the_environment_is_probed_too(monkeypatch):
     monkeypatch.setenv("RAY_ADDRESS", "ray://127.0.0.1:1")
     with pytest.raises(ConfigError, match=r"^invalid setting RAY_ADDRESS='ray://127.0.0.1:1'"):
-        check_ray_address(None, timeout_s=5)
+        check_ray_address(None, timeout_s=scaled_timeout(5))
 
 
 def test_a_listening_head_local_and_auto_pass(monkeypatch):
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     with socket.create_server(("127.0.0.1", 0)) as server:
-        check_ray_address(f"127.0.0.1:{server.getsockname()[1]}", timeout_s=5)
+        check_ray_address(f"127.0.0.1:{server.getsockname()[1]}", timeout_s=scaled_timeout(5))
     for address in (None, "auto", "local"):
         check_ray_address(address)
 
