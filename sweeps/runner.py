@@ -152,7 +152,7 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
         # Before Ray starts and before a parent run saves the storage path: a folder that
         # cannot be written or is nearly full is refused here, not met by every trial.
         storage = (resumed.data.tags if resumed else {}).get(STORAGE_TAG, options.storage_path)
-        check_storage([spec.trial_config(point) for point in spec.points], storage, Path.cwd())
+        check_storage(spec.configs(), storage, Path.cwd())
         if resumed is not None and resumed.data.tags.get(COMPLETE_TAG) == "true":
             # Every trial ended before; only the report was interrupted.
             print(
