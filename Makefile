@@ -6,18 +6,37 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.installed
+# The lock: every pip call below installs the versions it pins (docs/usage.md#install).
+CONSTRAINTS := constraints.txt
+# torch's CPU build from PyTorch's own index: PyPI's Linux wheel of the same version is the
+# multi-GB CUDA build (the cluster's, ray_cluster.yaml). Indexes and find-links set in pip's
+# own configuration still apply. torch alone (--no-deps): its dependencies come with the
+# project's, from the usual indexes at the lock's versions.
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
-.PHONY: demo test test-fast lint install clean
+.PHONY: demo test test-fast lint install constraints clean
 
 install: $(INSTALLED)
 
-$(INSTALLED): pyproject.toml
+$(INSTALLED): pyproject.toml $(CONSTRAINTS)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	# The CPU build; a bare `torch` requirement would pull a multi-GB CUDA build.
-	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet --upgrade pip -c $(CONSTRAINTS)
+	$(PY) -m pip install --quiet --no-deps torch -c $(CONSTRAINTS) --index-url $(TORCH_INDEX)
+	$(PY) -m pip install --quiet -e ".[dev]" -c $(CONSTRAINTS)
 	touch $(INSTALLED)
+
+# `make constraints`: rewrite the lock from .venv (pip freeze; local version labels such as
+# torch's +cpu dropped, so that the pin matches the CPU and the CUDA build alike).
+constraints:
+	@{ \
+	echo "# The lock: the exact versions \`make install\` installs (each of its pip calls takes"; \
+	echo "# -c constraints.txt) and CI tests; pyproject.toml gives each direct dependency a range."; \
+	echo "# Made by \`make constraints\`: pip freeze --exclude-editable of .venv (Python 3.11, Linux"; \
+	echo "# x86_64), local version labels dropped (torch==2.13.0 matches its +cpu and CUDA builds)."; \
+	echo "# To move a pin: .venv/bin/pip install 'PACKAGE==NEW' (within its range), make constraints."; \
+	$(PY) -m pip freeze --exclude-editable | sed -E 's/^([^=]+==[^+]+)\+.*/\1/'; \
+	} > $(CONSTRAINTS).new
+	mv $(CONSTRAINTS).new $(CONSTRAINTS)
 
 demo: $(INSTALLED)
 	$(PY) sweeps/ear_xnli.py --preset smoke

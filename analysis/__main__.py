@@ -9,11 +9,13 @@ from pathlib import Path
 
 from mlflow.exceptions import MlflowException
 
+from analysis.collect import PROGRESS_BAR_VARIABLE
 from analysis.compare import compare_sweeps, experiment_names
-from analysis.report import format_summary, report_sweep
+from analysis.report import print_summary, report_sweep
 from analysis.select import DEFAULT_BASELINE_METHOD, DEFAULT_CORRECTION
 from analysis.server_wait import DEFAULT_WAIT_S, wait_for_server
 from analysis.stats import CORRECTIONS, SIGNIFICANCE_TESTS
+from xlt_schema.log import add_verbosity_flags, configure
 from xlt_schema.tracking_store import take_credentials
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
@@ -81,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_common(command: argparse.ArgumentParser, what: str) -> None:
     """The options ``report`` and ``compare`` share."""
+    add_verbosity_flags(command)
     command.add_argument(
         "--tracking-uri",
         default=os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_TRACKING_URI),
@@ -123,6 +126,10 @@ def _seconds(value: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the process exit code."""
     args = build_parser().parse_args(argv)
+    configure(args.verbosity)
+    # MLflow draws a progress bar per artifact download (one per run); the report says
+    # how its reading goes itself (analysis.collect).
+    os.environ.setdefault(PROGRESS_BAR_VARIABLE, "false")
     try:
         # A server's password leaves the URI first: the waiting line never shows it.
         args.tracking_uri = take_credentials(args.tracking_uri)
@@ -147,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, MlflowException) as error:
         print(f"error: {' '.join(str(error).split())}", file=sys.stderr)
         return USAGE_ERROR
-    print(format_summary(report))
+    print_summary(report)
     return 0
 
 

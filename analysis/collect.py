@@ -6,6 +6,7 @@ downstream works on the pandas/numpy objects returned here.
 
 import array
 import json
+import logging
 import math
 import os
 import tempfile
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 from mlflow import MlflowClient
 from mlflow.entities import Run
+from mlflow.environment_variables import MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR
 from mlflow.exceptions import MlflowException
 from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from mlflow.store.artifact.local_artifact_repo import LocalArtifactRepository
@@ -39,7 +41,10 @@ from xlt_schema import (
     example_scores_key,
     parse_metric_key,
 )
+from xlt_schema.log import progress_due
 from xlt_schema.tracking_store import sqlite_problem, take_credentials
+
+logger = logging.getLogger(__name__)
 
 SOURCE_LANGUAGE = "en"
 
@@ -59,8 +64,8 @@ _SQLITE_PREFIX = "sqlite:///"
 COMPACT_FIELDS = ("predictions", "labels")
 # Runs whose predictions folders are downloaded at once from a remote artifact store.
 DOWNLOAD_THREADS = 8
-# MLflow's switch for its download progress bars (mlflow.environment_variables).
-PROGRESS_BAR_VARIABLE = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+# MLflow's switch for its download progress bars.
+PROGRESS_BAR_VARIABLE = MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR.name
 _NOT_SET = "none"  # how the sweep logs a setting that does not apply to the run
 
 
@@ -94,8 +99,8 @@ def connect(tracking_uri: str) -> MlflowClient:
 def param_value(text: str):
     """A logged param string back as int or float when it looks numeric.
 
-    The sweep logs unset settings and other methods' hyperparameters as ``none``: None.
-    """
+    ``none`` reads None: sweeps of 0.2.0 logged unset settings and other methods'
+    hyperparameters so (now they log no param for them: a missing column is not applicable)."""
     if text.lower() == _NOT_SET:
         return None
     for convert in (int, float):
@@ -397,7 +402,12 @@ class ExampleScores:
             pending = [run_id, *(known for known in self._artifact_uris if known != run_id)]
             pending = [known for known in pending if known not in self._folders]
             with ThreadPoolExecutor(DOWNLOAD_THREADS) as pool:
-                self._folders.update(zip(pending, pool.map(self._fetch, pending)))
+                fetched = zip(pending, pool.map(self._fetch, pending))
+                # A progress line of its own, about every 10 %, for a read that takes long.
+                for done, (known, folder) in enumerate(fetched, 1):
+                    self._folders[known] = folder
+                    if progress_due(done, len(pending)):
+                        logger.info("Read the predictions of %d/%d runs", done, len(pending))
         found = self._folders[run_id]
         if isinstance(found, AnalysisError):
             raise AnalysisError(str(found)) from found.__cause__
@@ -411,12 +421,15 @@ class ExampleScores:
             uri = self._artifact_uris.get(run_id) or self.client.get_run(run_id).info.artifact_uri
             repository = get_artifact_repository(uri, tracking_uri=self.client.tracking_uri)
             if isinstance(repository, LocalArtifactRepository):
-                return Path(repository.download_artifacts(PREDICTIONS_DIR))
-            target = Path(self._scratch.name) / run_id
-            target.mkdir()
-            # A progress bar per run and file says nothing in a report's output.
-            os.environ.setdefault(PROGRESS_BAR_VARIABLE, "false")
-            return Path(repository.download_artifacts(PREDICTIONS_DIR, str(target)))
+                folder = Path(repository.download_artifacts(PREDICTIONS_DIR))
+            else:
+                target = Path(self._scratch.name) / run_id
+                target.mkdir()
+                # A progress bar per run and file says nothing in a report's output.
+                os.environ.setdefault(PROGRESS_BAR_VARIABLE, "false")
+                folder = Path(repository.download_artifacts(PREDICTIONS_DIR, str(target)))
+            logger.debug("Run %s: %s/ read from %s", run_id, PREDICTIONS_DIR, folder)
+            return folder
         except (MlflowException, OSError) as error:
             failure = AnalysisError(
                 f"run {run_id}: its {PREDICTIONS_DIR}/ artifacts could not be read ({error})"

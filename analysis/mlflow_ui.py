@@ -20,6 +20,11 @@ LOCAL_UI = "http://127.0.0.1:5000"
 # experiment tag MLflow's UI reads when the address names its key) picks the summary's.
 SUMMARY_VIEW = "xlt-sweep-summary"
 SHARED_VIEW_TAG = f"mlflow.sharedViewState.{SUMMARY_VIEW}"
+# The summary's tags on the parent run (its metrics are `selected/...`, `vs_baseline/...`).
+SELECTED_CONFIG_TAG = "xlt.selected_config"
+VERDICT_TAG = "xlt.verdict"
+SANITY_WARNINGS_TAG = "xlt.sanity_warnings"
+VS_BASELINE_TAG_PREFIX = "xlt.vs_baseline/"  # + <split>/<lang>: gain, loss or neither
 # MLflow 3.17 opens an experiment on its GenAI overview unless the address asks for model
 # training (the mode is a per-browser setting; the experiment's kind tag alone does not do it).
 RUNS_PATH = (
@@ -73,13 +78,13 @@ def summary_tags(
     metric, per language of ``split`` a significant gain, loss or neither, and how many
     sanity warnings the sweep has."""
     tags = {
-        "selected_config": selection.config_label,
-        "verdict": verdict.outcome,
-        "sanity_warnings": str(len(warnings)),
+        SELECTED_CONFIG_TAG: selection.config_label,
+        VERDICT_TAG: verdict.outcome,
+        SANITY_WARNINGS_TAG: str(len(warnings)),
     }
     if evaluation is not None:
         for row, result in zip(evaluation.itertuples(index=False), outcomes(evaluation)):
-            tags[f"vs_baseline/{split}/{row.lang}"] = result
+            tags[f"{VS_BASELINE_TAG_PREFIX}{split}/{row.lang}"] = result
     return tags
 
 

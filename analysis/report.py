@@ -12,6 +12,7 @@ sweep still running or interrupted is only written locally and says that it is i
 sweep script chose it for its task.
 """
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,8 @@ from analysis.stats import DEFAULT_TEST
 from analysis.sweep_analysis import ReportOptions, SweepAnalysis, analyse_sweep
 from analysis.sweep_records import read_sweep
 from analysis.verdict import Verdict
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -174,29 +177,52 @@ def _registry_line(registration: Registration | None) -> str:
 def format_summary(report: SweepReport) -> str:
     """What a sweep or the CLI prints at the end: sanity warnings first, then the verdict
     against the baseline, the selection, where the report went and where the runs are."""
+    return "\n".join(line for _, line in summary_lines(report))
+
+
+def print_summary(report: SweepReport) -> None:
+    """The summary on stdout: its result lines (warnings, the verdict, the report files)
+    printed, its notes logged at INFO, so that `-q` shows only the verdict and the paths."""
+    for is_result, line in summary_lines(report):
+        if is_result:
+            print(line, flush=True)
+        else:
+            logger.info(line)
+
+
+def summary_lines(report: SweepReport) -> list[tuple[bool, str]]:
+    """`format_summary`'s lines, each with whether it is part of the result (True: sanity
+    warnings, the verdict, the report files) or a note (False)."""
     selection = report.selection
-    lines = [f"INCOMPLETE: {read_only_note(report.incomplete)}"] if report.incomplete else []
-    lines += [f"WARNING: {text}" for text in report.warnings]
+    verdict = [f"INCOMPLETE: {read_only_note(report.incomplete)}"] if report.incomplete else []
+    verdict += [f"WARNING: {text}" for text in report.warnings]
     if report.verdict is not None:
-        lines += [f"Verdict: {report.verdict.headline}"]
-        lines += [f"         {report.verdict.languages}"] if report.verdict.languages else []
-    lines += [
+        verdict += [f"Verdict: {report.verdict.headline}"]
+        verdict += [f"         {report.verdict.languages}"] if report.verdict.languages else []
+    selected = [
         f"Selected configuration: {selection.config_label} (method {selection.method}, "
         f"adaptation {selection.adaptation}, config_key {selection.config_key})",
         f"  {selection.metric}: {format_mean_std(selection.mean, selection.std)} % "
         f"over {selection.n_seeds} seeds (the best candidate on it; the verdict above says "
         "whether it beats the baseline)",
-        f"Report files: {report.markdown_path}",
-        f"              {report.latex_path}",
-        f"              {report.json_path}",
-        *(f"              {path}" for path in report.plot_paths),
+    ]
+    files = [f"Report files: {report.markdown_path}"] + [
+        f"              {path}"
+        for path in (report.latex_path, report.json_path, *report.plot_paths)
+    ]
+    notes = [
         f"Logged to parent run {report.parent_run_id} as {', '.join(report.artifact_paths)}"
         if report.artifact_paths
         else f"Nothing logged to parent run {report.parent_run_id} (the sweep is incomplete)",
         _registry_line(report.registration),
     ]
     if report.ui_address:
-        lines.append(f"Runs in the MLflow UI: {report.ui_address}")
+        notes.append(f"Runs in the MLflow UI: {report.ui_address}")
         if report.ui_command:
-            lines.append(f"  (serve it with: {report.ui_command})")
-    return "\n".join(lines)
+            notes.append(f"  (serve it with: {report.ui_command})")
+    return [
+        *((True, line) for line in verdict),
+        *((False, line) for line in selected),
+        *((True, line) for line in files),
+        *((False, line) for line in notes),
+    ]

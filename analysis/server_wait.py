@@ -9,13 +9,15 @@ command is refused in one line.
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 
 import requests
 
 from analysis.collect import AnalysisError
 from xlt_schema.tracking_store import basic_auth, redact
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_WAIT_S = 60.0
 RETRY_EVERY_S = 2.0
@@ -31,11 +33,11 @@ def wait_for_server(tracking_uri: str, wait_s: float = DEFAULT_WAIT_S) -> None:
     problem = _health_problem(health, wait_s)
     if problem is None:
         return
-    print(
-        f"Waiting for the tracking server {shown} ({problem}): at most {wait_s:g} s "
-        "(--server-wait)",
-        file=sys.stderr,
-        flush=True,
+    logger.warning(
+        "Waiting for the tracking server %s (%s): at most %g s (--server-wait)",
+        shown,
+        problem,
+        wait_s,
     )
     while (left := deadline - time.monotonic()) > 0:
         time.sleep(min(RETRY_EVERY_S, left))

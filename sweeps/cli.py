@@ -32,6 +32,7 @@ from xlt_core.config import (
 )
 from xlt_core.data.parallel import is_local_parallel
 from xlt_core.errors import ConfigError, DataError
+from xlt_schema.log import add_verbosity_flags, configure
 from xlt_schema.tracking_store import redact
 
 # Exit statuses. An interrupted sweep exits 128 + the signal: 130 SIGINT, 143 SIGTERM.
@@ -77,6 +78,7 @@ def build_parser(
     _add_plan_arguments(parser)
     _add_config_arguments(parser)
     _add_override_argument(parser)
+    add_verbosity_flags(parser)
     return parser
 
 
@@ -266,6 +268,7 @@ def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
         )
     presets = tuple(getattr(script, "POINTS", PRESET_NAMES))
     args = build_parser(Path(script.__file__).stem, script.__doc__, presets).parse_args(argv)
+    configure(args.verbosity)
     try:
         spec = apply_overrides(_sweep(script, args), parse_assignments(args.set))
         if args.print_config or args.save_config:  # paths as given: the file may move

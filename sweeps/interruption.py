@@ -19,9 +19,12 @@ is a `TuneEndedEarly` fault, and a trial whose worker died is a failed trial
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import threading
+
+logger = logging.getLogger(__name__)
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # Tune installs its own SIGINT handler in `fit` unless this is set; we call its stop ourselves.
@@ -157,7 +160,7 @@ class StopSignals:
         self._mode = "done"
         if self.received is not None:  # held while the report was marked written
             name = signal.Signals(self.received).name
-            print(f"{name} received: the sweep has already finished; exiting", flush=True)
+            logger.warning(f"{name} received: the sweep has already finished; exiting")
 
     def raise_if_received(self, detail: str = "") -> None:
         if self.received is not None:
@@ -172,14 +175,13 @@ class StopSignals:
             self.finished()  # says so
             return
         if self._mode == "held":
-            print(f"{name} received: finishing an update of the tracking store", flush=True)
+            logger.warning(f"{name} received: finishing an update of the tracking store")
             return
         tune_stop = signal.getsignal(TUNE_STOP_SIGNAL)
         if self._mode == "tune" and first and callable(tune_stop):
-            print(
+            logger.warning(
                 f"{name} received: stopping the running trials and saving the sweep's state "
-                "(send it again to stop at once)",
-                flush=True,
+                "(send it again to stop at once)"
             )
             tune_stop(signum, frame)
             return

@@ -5,10 +5,13 @@ table (the runner sets `RunConfig(verbose=0)`)."""
 from __future__ import annotations
 
 import heapq
+import logging
 import time
 
 from ray import tune
 from ray.tune.experiment import Trial
+
+logger = logging.getLogger(__name__)
 
 
 def eta_seconds(
@@ -67,7 +70,7 @@ class ProgressCallback(tune.Callback):
     def on_trial_start(self, iteration, trials, trial, **info) -> None:
         self.started[trial.trial_id] = time.time()
         self.slots = max(self.slots, len(self.started))
-        self._print(trials)
+        self._log_progress(trials)
 
     def on_trial_complete(self, iteration, trials, trial, **info) -> None:
         self._end(trials, trial)
@@ -80,9 +83,9 @@ class ProgressCallback(tune.Callback):
         start = self.started.pop(trial.trial_id, None)
         if start is not None and trial.trial_id not in self.failed:
             self.durations.append(time.time() - start)
-        self._print(trials, ending=trial.trial_id)
+        self._log_progress(trials, ending=trial.trial_id)
 
-    def _print(self, trials, ending: str | None = None) -> None:
+    def _log_progress(self, trials, ending: str | None = None) -> None:
         # Tune updates a trial's status after these callbacks: the ending one is still RUNNING.
         ended = {t.trial_id for t in trials if t.status in (Trial.TERMINATED, Trial.ERROR)}
         ended |= {ending} if ending else set()
@@ -94,4 +97,4 @@ class ProgressCallback(tune.Callback):
         elapsed = [now - self.started[t] for t in running if t in self.started]
         eta = eta_seconds(self.durations, elapsed, pending, self.slots)
         failed = len(self.failed & ended)
-        print(progress_line(self.phase, len(ended), failed, len(running), pending, eta), flush=True)
+        logger.info(progress_line(self.phase, len(ended), failed, len(running), pending, eta))

@@ -47,7 +47,7 @@ from sweeps.storage_checks import (
 )
 from sweeps.sweep_checks import check_settings
 from sweeps.sweep_file import SWEEP_FILE_ARTIFACT, sweep_text
-from sweeps.trial_request import TrialRequest
+from sweeps.trial_request import TrialRequest, tune_trial_dirname, tune_trial_name
 from xlt_core.config import TrialConfig
 from xlt_core.data.hub_presence import check_hub_data
 from xlt_core.errors import ConfigError, DataError
@@ -61,17 +61,23 @@ from xlt_schema import (
     REPORT_PHASE_TAG,
     REPORTED_TAG,
     STAGE_TAG,
+    STOPPED_EARLY_TAG,
     STORAGE_TAG,
     SWEEP_KEY_TAG,
     TRIAL_ID_TAG,
 )
+from xlt_schema.log import LEVEL_VARIABLE, current_level
 from xlt_schema.tracking_store import credentials_env, redact
+
+logger = logging.getLogger(__name__)
 
 RAY_RESULTS = "ray_results"
 REPORTS = "reports"
 OPTUNA_DB = "optuna.db"
 FINAL_POINTS_TAG = "xlt.final_points"
-OPTUNA_STORAGE_TAG = "optuna_storage"
+# The search phase's Optuna study: where it is stored and its name.
+OPTUNA_STORAGE_TAG = "xlt.optuna_storage"
+OPTUNA_STUDY_TAG = "xlt.optuna_study"
 SNAPSHOT_WARNING_ENV = "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S"
 AUTO_LOGGERS_OFF_ENV = "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"
 # The logger that prints a failed trial's traceback (one line instead on a full disk).
@@ -155,9 +161,8 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
         check_storage(spec.configs(), storage, Path.cwd())
         if resumed is not None and resumed.data.tags.get(COMPLETE_TAG) == "true":
             # Every trial ended before; only the report was interrupted.
-            print(
-                f"Resuming sweep {spec.experiment}: the report of parent run {resumed.info.run_id}",
-                flush=True,
+            logger.info(
+                f"Resuming sweep {spec.experiment}: the report of parent run {resumed.info.run_id}"
             )
             client = opening.result()[0]
             failed = len(tracking.trial_runs(client, resumed, status="FAILED"))
@@ -177,10 +182,9 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
                 options.tracking_wait_s,
                 "parent run",
             )
-        print(
+        logger.info(
             f"{finished} of {len(results)} trials of the reported phase finished; "
-            f"{failed} trials failed in all",
-            flush=True,
+            f"{failed} trials failed in all"
         )
         if finished == 0:
             signals.finished()  # closed FAILED: nothing to report or resume
@@ -204,10 +208,9 @@ def _run_phases(spec, options, opening: Future, background, key: str, resumed, s
             if resumed is not None:
                 tags = resumed.data.tags
                 tracking.continue_run(client, resumed)
-                print(
+                logger.info(
                     f"Resuming sweep {spec.experiment}: parent run {parent_run_id}, "
-                    f"stage {tags[STAGE_TAG]}",
-                    flush=True,
+                    f"stage {tags[STAGE_TAG]}"
                 )
             else:
                 with signals.held():  # a parent run whose tags say how to resume it
@@ -244,7 +247,7 @@ def _stopped(client, parent_run_id: str, options: SweepOptions, error: BaseExcep
     except Exception as failure:
         if not (is_disk_full(error) and is_disk_full(failure)):
             raise
-        print("The tracking store is on the full disk: its runs stay RUNNING", flush=True)
+        logger.warning("The tracking store is on the full disk: its runs stay RUNNING")
 
 
 def _disk_full_line(options: SweepOptions, error: BaseException) -> str:
@@ -283,10 +286,9 @@ def _interrupted(client, parent_run_id: str, options: SweepOptions, error: BaseE
         tracking.set_tags(
             client, parent_run_id, {FAILURE_TAG: f"{type(error).__name__}: {error}"[:4000]}
         )
-    print(
+    logger.info(
         f"Parent run {parent_run_id} and {stopped} running trial runs marked KILLED, "
-        "xlt.status=interrupted",
-        flush=True,
+        "xlt.status=interrupted"
     )
 
 
@@ -295,7 +297,7 @@ def _report(
 ):
     """The report (interruptible: the parent is then left without `xlt.reported`, and
     `--resume` writes it); returns `failed`."""
-    from analysis.report import format_summary, report_sweep
+    from analysis.report import print_summary, report_sweep
 
     try:
         signals.raise_if_received()  # held while the parent was closed
@@ -320,7 +322,7 @@ def _report(
             "parent run",
         )
         signals.finished()
-    print(format_summary(report), flush=True)
+    print_summary(report)
     return failed
 
 
@@ -364,7 +366,7 @@ class SweepPhases:
                 phase1,
                 search.search_ranges(self.spec),
                 self.tags[OPTUNA_STORAGE_TAG],
-                self.tags["optuna_study"],
+                self.tags[OPTUNA_STUDY_TAG],
             )
             points = [
                 *search.baseline_points(self.spec),
@@ -376,10 +378,9 @@ class SweepPhases:
                 {FINAL_POINTS_TAG: json.dumps(points), STAGE_TAG: search.PHASE_FINAL},
             )
             self.tags = {**self.tags, FINAL_POINTS_TAG: json.dumps(points)}
-            print(
+            logger.info(
                 "Phase 2 re-runs over every seed: "
-                + "; ".join(self.spec.trial_config(point).config_label() for point in points),
-                flush=True,
+                + "; ".join(self.spec.trial_config(point).config_label() for point in points)
             )
         else:
             failed += _count_failed(self._restored_results(search.PHASE_SEARCH))
@@ -456,10 +457,9 @@ class SweepPhases:
         trials = check_saved_state(path, planned)
         full_disk = [t for t in trials if t.status == "ERROR" and errored_by_full_disk(t)]
         self.restored_phases.add(phase)
-        print(
+        logger.info(
             f"Restoring phase {phase} from {path}: finished trials are kept, "
-            "unfinished ones continue from their checkpoints",
-            flush=True,
+            "unfinished ones continue from their checkpoints"
         )
         try:
             return tune.Tuner.restore(
@@ -496,7 +496,13 @@ class SweepPhases:
 
         # A freed slot takes the next trial in the same worker process (the function
         # trainable's `reset_config`) instead of waiting for a new actor to start.
-        return tune.TuneConfig(reuse_actors=True, **kwargs)
+        # Tune names each trial as its MLflow run is named; its directory keeps Tune's name.
+        return tune.TuneConfig(
+            reuse_actors=True,
+            trial_name_creator=tune_trial_name,
+            trial_dirname_creator=tune_trial_dirname,
+            **kwargs,
+        )
 
     def _search_tuner(self):
         from ray import tune
@@ -607,7 +613,7 @@ class SweepPhases:
                 tracking.set_tags(
                     self.client,
                     run.info.run_id,
-                    {"stopped_early": f"ASHA after {evaluations} evaluations"},
+                    {STOPPED_EARLY_TAG: f"ASHA after {evaluations} evaluations"},
                 )
                 self.client.set_terminated(run.info.run_id, status="KILLED")
 
@@ -639,9 +645,7 @@ class SweepPhases:
         for result in results:
             if (result.metrics or {}).get(MLFLOW_LOGGED) is False and result.checkpoint is not None:
                 run_id = result.metrics[MLFLOW_RUN_ID]
-                print(
-                    f"Logging the results of trial run {run_id} from its Ray checkpoint", flush=True
-                )
+                logger.info(f"Logging the results of trial run {run_id} from its Ray checkpoint")
                 with checkpoint_copy(result.checkpoint) as directory:
                     tracking.with_retries(
                         lambda: tracking.log_trial_results(self.client, run_id, directory),
@@ -656,7 +660,7 @@ def _start_parent(
     """Start the sweep's parent run, its tags saying how to resume it; (its id, its tags)."""
     note = tracking.unfinished_sweep_note(client, experiment_id, key)
     if note is not None:  # a rerun without --resume: say what happens to the old sweep
-        print(note, flush=True)
+        logger.warning(note)
     run_name = f"{spec.experiment}-{spec.preset}-{time.strftime('%Y%m%d-%H%M%S')}"
     tags = _parent_tags(spec, options, key, run_name)
     parent_run_id = tracking.start_parent_run(
@@ -672,10 +676,9 @@ def _start_parent(
         else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline "
         f"x {len(spec.seeds)} seeds"
     )
-    print(
+    logger.info(
         f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; "
-        f"MLflow {redact(options.tracking_uri)}, parent run {parent_run_id}",
-        flush=True,
+        f"MLflow {redact(options.tracking_uri)}, parent run {parent_run_id}"
     )
     return parent_run_id, tags
 
@@ -696,7 +699,7 @@ def _parent_tags(spec: SweepSpec, options: SweepOptions, key: str, run_name: str
             {
                 REPORT_PHASE_TAG: search.PHASE_FINAL,
                 OPTUNA_STORAGE_TAG: f"sqlite:///{Path(OPTUNA_DB).resolve()}",
-                "optuna_study": run_name,
+                OPTUNA_STUDY_TAG: run_name,
             }
         )
     if spec.paper_card is not None:
@@ -705,7 +708,8 @@ def _parent_tags(spec: SweepSpec, options: SweepOptions, key: str, run_name: str
 
 
 def _parent_params(spec: SweepSpec, options: SweepOptions) -> dict:
-    return {
+    """The sweep's settings as the parent run's params; those left unset (None) are left out."""
+    params = {
         "preset": spec.preset,
         "strategy": spec.strategy,
         "significance_test": spec.significance_test,
@@ -727,6 +731,7 @@ def _parent_params(spec: SweepSpec, options: SweepOptions) -> dict:
         **({"seed_rounds": ",".join(map(str, spec.seed_rounds))} if spec.seed_rounds else {}),
         **{f"base.{k}": v for k, v in spec.base.items()},
     }
+    return {name: value for name, value in params.items() if value is not None}
 
 
 def _mark_failed(client, run_id: str, error: BaseException) -> None:
@@ -734,7 +739,7 @@ def _mark_failed(client, run_id: str, error: BaseException) -> None:
 
     tracking.set_tags(client, run_id, {FAILURE_TAG: failure_text(error)[:4000]})
     client.set_terminated(run_id, status="FAILED")
-    print(f"Trial run {run_id} failed: {str(error).splitlines()[0][:200]}", flush=True)
+    logger.warning(f"Trial run {run_id} failed: {str(error).splitlines()[0][:200]}")
 
 
 def _close_parent(client, parent_run_id: str, finished: int) -> None:
@@ -757,12 +762,12 @@ def _ray_session(address: str | None, signals: StopSignals, pool: ThreadPoolExec
         if started:
             try:
                 if address or os.environ.get("RAY_ADDRESS"):
-                    ray.init(address=address, runtime_env=_plugin_env())
+                    ray.init(address=address, runtime_env=_worker_env())
                 else:
                     # "local" starts a private Ray: a plain ray.init() would attach to the last
                     # cluster started on this machine (/tmp/ray/ray_current_cluster), which may
                     # be dead or not ours.
-                    ray.init(address="local", include_dashboard=False, runtime_env=_plugin_env())
+                    ray.init(address="local", include_dashboard=False, runtime_env=_worker_env())
             except SystemExit as exit:
                 # ray.init's own SIGTERM handler (sys.exit(SIGTERM)) while it starts.
                 if exit.code != signal.SIGTERM:
@@ -778,11 +783,14 @@ def _ray_session(address: str | None, signals: StopSignals, pool: ThreadPoolExec
         pool.submit(ray.shutdown)
 
 
-def _plugin_env() -> dict | None:
-    """The driver's XLT_PLUGINS for every worker, a cluster's included (whose nodes do not
-    inherit the driver's environment); None when no plugin is named."""
-    plugins = os.environ.get(PLUGINS_VARIABLE)
-    return {"env_vars": {PLUGINS_VARIABLE: plugins}} if plugins else None
+def _worker_env() -> dict | None:
+    """The driver's XLT_PLUGINS and log level (-v/-q) for every worker, a cluster's included
+    (whose nodes do not inherit the driver's environment); None when neither is to pass."""
+    env = {PLUGINS_VARIABLE: os.environ.get(PLUGINS_VARIABLE)}
+    if current_level() != logging.INFO:  # trials log at INFO unless told otherwise
+        env[LEVEL_VARIABLE] = logging.getLevelName(current_level())
+    env = {name: value for name, value in env.items() if value}
+    return {"env_vars": env} if env else None
 
 
 def _absolute_storage(path: str) -> str:

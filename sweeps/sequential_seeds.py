@@ -13,10 +13,13 @@ What was decided goes on the parent run as the `xlt.sequential` tag, which the r
 from __future__ import annotations
 
 import json
+import logging
 
 from analysis.sequential import SEQUENTIAL_TAG
 from sweeps.experiment import SweepSpec
 from xlt_core.errors import ConfigError
+
+logger = logging.getLogger(__name__)
 
 
 def use_auto_seeds(spec: SweepSpec) -> SweepSpec:
@@ -104,12 +107,11 @@ def run_seed_rounds(phases) -> list:
         "configurations": sorted(decided.values(), key=lambda outcome: outcome["label"]),
     }
     phases.client.set_tag(phases.parent_run_id, SEQUENTIAL_TAG, json.dumps(record))
-    print(
+    logger.info(
         f"Sequential seeds: {record['trials']} of at most {record['max_trials']} trials; "
         + "; ".join(
             f"{o['label']}: {o['decision']} after {o['seeds']} seeds" for o in decided.values()
-        ),
-        flush=True,
+        )
     )
     return results
 

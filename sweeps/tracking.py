@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import sqlite3
 import time
@@ -29,6 +30,7 @@ from xlt_schema import (
     INTERRUPTED,
     PARENT_ROLE,
     PARENT_RUN_TAG,
+    PREVIOUS_FAILURE_TAG,
     REPORTED_TAG,
     ROLE_TAG,
     RUN_STATUS_TAG,
@@ -38,6 +40,8 @@ from xlt_schema import (
 )
 from xlt_schema.lock_file import UnsafeLockFile, open_lock_file
 from xlt_schema.tracking_store import basic_auth, sqlite_problem, take_credentials
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 # What a trial writes to its last Ray checkpoint so its results survive a tracking outage.
@@ -387,7 +391,7 @@ def log_trial_results(client: MlflowClient, run_id: str, directory: str | Path) 
         client.delete_tag(run_id, RUN_STATUS_TAG)
     earlier_failure = run.data.tags.get(FAILURE_TAG)
     if earlier_failure:  # an attempt failed, a retry finished: keep the story, not the verdict
-        set_tags(client, run_id, {"previous_failure": earlier_failure})
+        set_tags(client, run_id, {PREVIOUS_FAILURE_TAG: earlier_failure})
         client.delete_tag(run_id, FAILURE_TAG)
     client.set_terminated(run_id, status="FINISHED")
 
@@ -430,10 +434,9 @@ def with_retries(
         except Exception as error:
             if not is_tracking_outage(error) or time.monotonic() + wait > deadline:
                 raise
-            print(
+            logger.warning(
                 f"tracking server not answering ({what}): {type(error).__name__}; "
-                f"retrying in {wait:.0f}s",
-                flush=True,
+                f"retrying in {wait:.0f}s"
             )
             time.sleep(wait)
             wait = min(2 * wait, max_wait_s)

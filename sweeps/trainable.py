@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import logging
 import math
 import os
 import shutil
@@ -29,7 +30,7 @@ from sweeps.model_logging import save_mlflow_models
 from sweeps.run_context import inherited_source_tags, library_versions
 from sweeps.storage_checks import is_disk_full
 from sweeps.trial_request import TrialRequest
-from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig
+from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError, TrainingDiverged
 from xlt_schema import (
     ADAPTATION_TAG,
@@ -42,6 +43,9 @@ from xlt_schema import (
     METHOD_TAG,
     PHASE_TAG,
 )
+from xlt_schema.log import configure_from_environment
+
+logger = logging.getLogger(__name__)
 
 # Keys of a trial's final Ray result that the runner reads.
 TRIAL_COMPLETE = "trial_complete"  # the trial ran to its end (not stopped early by ASHA)
@@ -57,6 +61,11 @@ TRIAL_FUNCTION_ENV = "XLT_TRIAL_FUNCTION"
 # Where a trial that logs its model saves it (`save_pretrained`) before it becomes the run's
 # MLflow model (`tracking.MODEL_DIR`).
 TRAINED_DIR = "trained"
+# Where a trial's latest attempt runs: its Ray node, its device, and whether it continued
+# from a checkpoint (a restarted trial).
+NODE_TAG = "xlt.ray_node_id"
+DEVICE_TAG = "xlt.device"
+RESUMED_TAG = "xlt.resumed_from_checkpoint"
 
 
 class RayMlflowReporter:
@@ -77,10 +86,9 @@ class RayMlflowReporter:
         self.flush()
         checkpoint = tune.Checkpoint.from_directory(checkpoint_dir) if checkpoint_dir else None
         tune.report(dict(metrics), checkpoint=checkpoint)
-        print(
+        logger.info(
             f"[{self.label}] step {step}: train/loss={metrics['train/loss']:.4f} "
-            f"{DEV_CURVE}={metrics[DEV_CURVE]:.4f}",
-            flush=True,
+            f"{DEV_CURVE}={metrics[DEV_CURVE]:.4f}"
         )
 
     def flush(self) -> None:
@@ -93,10 +101,9 @@ class RayMlflowReporter:
         except Exception as error:
             if not tracking.is_tracking_outage(error):
                 raise
-            print(
+            logger.warning(
                 f"[{self.label}] tracking server not answering ({type(error).__name__}); "
-                f"{len(self.pending)} curve points kept",
-                flush=True,
+                f"{len(self.pending)} curve points kept"
             )
 
     def latest_checkpoint(self) -> str | None:
@@ -129,6 +136,7 @@ def run_tracked_trial(
     """Entry point Ray calls with one trial: its `space` (a `TrialRequest`, which Tune writes
     to disk); apart from it, where to track and the server's `credentials` (MLflow's
     variables: sweeps/runner.py `SweepPhases._trainable`)."""
+    configure_from_environment()  # the driver's -v/-q; Ray forwards the worker's stdout
     request = TrialRequest.from_space(space)
     # The driver imports this module only to hand this function to Tune: the trial path
     # (torch, transformers) is imported here, by the worker, on its first trial.
@@ -197,9 +205,9 @@ def _run_attempt(
         client,
         run_id,
         {
-            "ray_node_id": ray.get_runtime_context().get_node_id(),
-            "device": _device_name(),
-            "resumed_from_checkpoint": checkpoint is not None,
+            NODE_TAG: ray.get_runtime_context().get_node_id(),
+            DEVICE_TAG: _device_name(),
+            RESUMED_TAG: checkpoint is not None,
         },
     )
     tracking.log_params(client, run_id, flat_params(config))
@@ -253,7 +261,7 @@ def _train(client: MlflowClient, reporter, config: TrialConfig, results_dir: Pat
         return False
     except Exception as error:
         if is_disk_full(error):  # not the trial's fault: its run stays resumable
-            print(f"[{reporter.label}] stopped: the disk is full ({error})", flush=True)
+            logger.warning(f"[{reporter.label}] stopped: the disk is full ({error})")
             raise
         _record_failure(client, run_id, error)
         traceback.print_exc()
@@ -297,19 +305,17 @@ def _finish(client: MlflowClient, run_id: str, label: str, directory: Path, dev_
     except Exception as error:
         if not tracking.is_tracking_outage(error):
             raise
-        print(
+        logger.warning(
             f"[{label}] tracking server not answering ({type(error).__name__}); "
-            "results kept in the Ray checkpoint",
-            flush=True,
+            "results kept in the Ray checkpoint"
         )
         logged = False
     metrics = tracking.read_trial_metrics(directory)
-    print(
+    logger.info(
         f"[{label}] finished: "
         + ", ".join(
             f"{k}={v:.3f}" for k, v in sorted(metrics.items()) if not k.startswith("train/")
-        ),
-        flush=True,
+        )
     )
     # The curve's last value is the selected model's dev score (what ASHA and Optuna rank by).
     tune.report(
@@ -331,9 +337,8 @@ def _record_failure(client: MlflowClient, run_id: str, error: Exception) -> None
     except Exception as failure:
         if not tracking.is_tracking_outage(failure):
             raise
-        print(
-            f"could not record the failure on run {run_id}: tracking server not answering",
-            flush=True,
+        logger.warning(
+            f"could not record the failure on run {run_id}: tracking server not answering"
         )
 
 
@@ -362,10 +367,8 @@ def trial_tags(config: TrialConfig, phase: str) -> dict[str, str]:
 
 
 def flat_params(config: TrialConfig) -> dict:
-    """Every setting as an MLflow param; the hyperparameters of other methods and
-    adaptations read `none`."""
-    params = config.to_dict()
+    """The settings that apply to the trial as MLflow params: other methods' and
+    adaptations' hyperparameters and unset settings are left out (`applicable_settings`)."""
+    params = config.applicable_settings()
     params["target_langs"] = ",".join(config.target_langs)
-    for name in set(HYPERPARAMETER_NAMES) - set(config.hyperparameter_names()):
-        params[name] = "none"
     return params

@@ -19,6 +19,8 @@ from xlt_core.errors import ConfigError
 REQUIRED_KEYS = ("base", "point", "seed", "threads", "experiment_id", "parent_run_id", "phase")
 # Tune's Repeater (`set_index=True`) numbers the repeats of a sampled configuration here.
 TRIAL_INDEX = "__trial_index__"
+# Tune's own longest `<trainable>_<trial id>_<tag>` in a trial directory's name (Ray 2.60).
+TUNE_DIRNAME_LENGTH = 130
 
 
 def trial_config(
@@ -113,3 +115,24 @@ class TrialRequest:
             seed=seed,
             search_seeds=search_seeds,
         )
+
+
+def tune_trial_name(trial) -> str:
+    """Tune's name of a trial (`TuneConfig.trial_name_creator`): its MLflow run's
+    (`TrialRequest.run_name`), from the space Tune resolved for it. A sampled configuration
+    that is not valid keeps Tune's default name: the trial fails on it in its worker."""
+    try:
+        return TrialRequest.from_space(trial.config).run_name()
+    except ConfigError:
+        return f"{trial.trainable_name}_{trial.trial_id}"
+
+
+def tune_trial_dirname(trial) -> str:
+    """The trial's directory name as Tune names it without a custom trial name (Ray 2.60's
+    `Trial._generate_dirname`: `<trainable>_<trial id>_<tag>_<date>`), which would otherwise
+    follow the run name (`tune_trial_name`; its spaces and `=`): tools and tests find a trial's
+    directory by its Tune trial id."""
+    from ray.tune.utils import date_str
+
+    name = f"{trial.trainable_name}_{trial.trial_id}_{trial.experiment_tag}"
+    return f"{name[:TUNE_DIRNAME_LENGTH]}_{date_str()}".replace("/", "_")

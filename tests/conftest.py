@@ -48,6 +48,16 @@ def shared_data() -> Path:
     return require_shared_data("xnli")
 
 
+@pytest.fixture(autouse=True)
+def default_logging():
+    """Each test starts with the project's logging as a command sets it up by default
+    (xlt_schema/log.py: INFO, on the current stdout), whatever -q or -v a test before it
+    passed to a command it ran in process."""
+    from xlt_schema.log import configure
+
+    configure(0)
+
+
 # The smoke sweeps shared by the whole session: each is run once, when a test first asks for
 # it, and read by every test that only reads a finished sweep (sweep_helpers.SharedSweep).
 @pytest.fixture(scope="session")

@@ -21,10 +21,12 @@ from xlt_core.errors import ConfigError, DataError
 from xlt_core.reporting import ListReporter
 from xlt_core.settings_help import settings_epilog
 from xlt_core.trial import run_trial
+from xlt_schema.log import add_verbosity_flags, configure
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
+    configure(args.verbosity)
     # Torch's own default can exceed the CPUs this process may use (under taskset or a
     # cpuset), and threads beyond them slow every step down; an explicit OMP_NUM_THREADS
     # is the user sharing the machine.
@@ -73,6 +75,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         help="torch's intra-op threads (default: OMP_NUM_THREADS when set, else the CPUs "
         "this process may run on)",
     )
+    add_verbosity_flags(parser)
     return parser.parse_args(argv)
 
 

@@ -77,6 +77,21 @@ STUDY_SETTINGS = {
     # Where ADV and RS-RP perturb (huang2021's Enc(x), or the word embeddings).
     "perturbation_site": lambda config: config.method in PERTURBING_METHODS,
 }
+# The settings beside the hyperparameters that apply to some configurations only, each with
+# the configurations it applies to; a trial run logs a setting as a param only where it applies
+# (`TrialConfig.applicable_settings`).
+_PARALLEL_SETTINGS = ("parallel_max_sentences", "parallel_pool_sentences")
+_TINY_SETTINGS = ("tiny_hidden_size", "tiny_layers", "tiny_heads", "tiny_vocab_size")
+SETTING_APPLIES = {
+    **STUDY_SETTINGS,
+    "synonyms": lambda config: config.uses_synonyms,
+    "synonym_lookup": lambda config: config.uses_synonyms,
+    # the pool of parallel data, wherever some is read (adjustment, XSR's tiny tokenizer)
+    **dict.fromkeys(_PARALLEL_SETTINGS, lambda config: config.parallel_data is not None),
+    "adjust_batch_size": lambda config: config.adjusted,
+    "continual_pairs": lambda config: config.adaptation == "adjusted_continual",
+    **dict.fromkeys(_TINY_SETTINGS, lambda config: config.model == TINY_MODEL),
+}
 # The tasks whose training set exists in other languages than English (XNLI's and PAWS-X's
 # machine-translated training sets); the others train on English only.
 TRANSLATED_SOURCE_TASKS = tuple(name for name in TASKS if registry.task(name).translated_training)
@@ -238,6 +253,19 @@ class TrialConfig:
             + ADAPTATION_HYPERPARAMETERS[self.adaptation]
             + studied
         )
+
+    def applicable_settings(self) -> dict[str, Any]:
+        """The settings that apply to this trial, as `to_dict` gives them: neither another
+        method's or adaptation's hyperparameters, nor a setting `SETTING_APPLIES` says does not
+        apply here, nor one left unset (None)."""
+        own = set(self.hyperparameter_names())
+        return {
+            name: value
+            for name, value in self.to_dict().items()
+            if value is not None
+            and (name not in HYPERPARAMETER_NAMES or name in own)
+            and SETTING_APPLIES.get(name, lambda config: True)(self)
+        }
 
     def hyperparameters(self) -> dict[str, Any]:
         """Method, adaptation and their hyperparameters (what a sweep varies besides the seed)."""

@@ -6,10 +6,13 @@ use `ListReporter`.
 
 from __future__ import annotations
 
+import logging
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Mapping, Protocol
+
+logger = logging.getLogger(__name__)
 
 
 class Reporter(Protocol):
@@ -25,7 +28,7 @@ class Reporter(Protocol):
 
 class ListReporter:
     """Keeps every report in memory and a copy of the latest checkpoint (all a resumed trial
-    reads: the best weights so far travel inside it); prints when verbose.
+    reads: the best weights so far travel inside it); logs each report when verbose.
 
     Each new checkpoint replaces the one before (at mBERT size ~2 GB each). `close()`, or
     leaving a `with` block, deletes the last one too; failing that, garbage collection or
@@ -43,7 +46,7 @@ class ListReporter:
             self._keep(step, checkpoint_dir)
         if self.verbose:
             shown = ", ".join(f"{k}={v:.4f}" for k, v in sorted(metrics.items()))
-            print(f"step {step}: {shown}", flush=True)
+            logger.info("step %s: %s", step, shown)
 
     def latest_checkpoint(self):
         return self._latest

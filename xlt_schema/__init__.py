@@ -10,12 +10,17 @@ from __future__ import annotations
 import re
 
 # --- MLflow tags -------------------------------------------------------------------------
+# Every tag this project sets is named `xlt.<name>` (TAG_PREFIX); the others are MLflow's own
+# (`mlflow.*`: run name, nesting, source, git commit). Stores of 0.2.0 and earlier used bare
+# names for some (`method`, `phase`, `failure`, ...): CHANGELOG.md.
+TAG_PREFIX = "xlt."
+MLFLOW_TAG_PREFIX = "mlflow."
 ROLE_TAG = "xlt.role"  # "parent" (one per sweep invocation) or "trial" (one per trial)
 PARENT_ROLE = "parent"
 TRIAL_ROLE = "trial"
 PARENT_RUN_TAG = "mlflow.parentRunId"  # MLflow's own nesting tag
-TRIAL_ID_TAG = "ray_trial_id"  # a restarted trial finds its run by it
-PHASE_TAG = "phase"  # grid | search | final
+TRIAL_ID_TAG = "xlt.ray_trial_id"  # a restarted trial finds its run by it
+PHASE_TAG = "xlt.phase"  # grid | search | final
 # Parent-run tags that let `--resume` find an interrupted sweep and continue it.
 SWEEP_KEY_TAG = "xlt.sweep_key"
 RAY_NAME_TAG = "xlt.ray_name"
@@ -25,9 +30,10 @@ COMPLETE_TAG = "xlt.complete"  # every trial of the sweep ended (set before the 
 REPORTED_TAG = "xlt.reported"  # the report was written (a resume after it has nothing to do)
 # A run that a SIGINT/SIGTERM to the driver stopped: status KILLED and this tag set to
 # INTERRUPTED (a trial run, or a parent whose trials did not all end). ASHA's early stops are
-# KILLED with tag `stopped_early` instead. `--resume` clears it and continues the run.
+# KILLED with STOPPED_EARLY_TAG instead. `--resume` clears it and continues the run.
 RUN_STATUS_TAG = "xlt.status"
 INTERRUPTED = "interrupted"
+STOPPED_EARLY_TAG = "xlt.stopped_early"
 # Set on the parent of a two-phase search: only that phase's trials are its results.
 REPORT_PHASE_TAG = "xlt.report_phase"
 # Set on the parent of a paper preset's sweep: the paper card it was built from
@@ -35,16 +41,18 @@ REPORT_PHASE_TAG = "xlt.report_phase"
 # a JSON artifact {"paper", "citation", "departures": [{"setting", "paper", "ours", "reason"}]}.
 PAPER_TAG = "xlt.paper"
 DEPARTURES_ARTIFACT = "paper/departures.json"
-FAILURE_TAG = "failure"
+FAILURE_TAG = "xlt.failure"
+# A trial run that failed once, then finished on a retry: the earlier failure, kept.
+PREVIOUS_FAILURE_TAG = "xlt.previous_failure"
 # How a trial run's failure tag starts when its loss stopped being finite: the name of
 # xlt_core.errors.TrainingDiverged (sweeps/trainable.py writes it; analysis reads it).
 DIVERGED_FAILURE = "TrainingDiverged"
 # A trial run's identity: its training objective, what happened to its encoder, the hash of
 # every setting but the seed (seeds of one configuration share it) and a readable label.
-METHOD_TAG = "method"
-ADAPTATION_TAG = "adaptation"
-CONFIG_KEY_TAG = "config_key"
-CONFIG_LABEL_TAG = "config_label"
+METHOD_TAG = "xlt.method"
+ADAPTATION_TAG = "xlt.adaptation"
+CONFIG_KEY_TAG = "xlt.config_key"
+CONFIG_LABEL_TAG = "xlt.config_label"
 # Comma-separated names of the trial's hyperparameters (its method's and its adaptation's),
 # so that analysis learns them from what the sweep recorded rather than from a copy.
 HYPERPARAMETERS_TAG = "xlt.hyperparameters"

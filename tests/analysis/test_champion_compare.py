@@ -9,6 +9,12 @@ from test_registry_reports import BEST, FEW_KEYS, _make_sweep
 
 from analysis.__main__ import main
 from analysis.compare import compare_sweeps
+from analysis.mlflow_ui import (
+    SANITY_WARNINGS_TAG,
+    SELECTED_CONFIG_TAG,
+    VERDICT_TAG,
+    VS_BASELINE_TAG_PREFIX,
+)
 from analysis.report import format_summary, report_sweep
 from sweeps.tracking import EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND, ensure_experiment
 from xlt_schema import COMPLETE_TAG, PARENT_RUN_TAG
@@ -71,7 +77,7 @@ def test_a_blown_up_loss_is_said_first_and_holds_back_the_champion(store, tmp_pa
     summary = format_summary(report)
     assert summary.startswith("WARNING: The training loss grew")
     assert summary.index("WARNING") < summary.index("Selected configuration")
-    assert client.get_run(parent).data.tags["sanity_warnings"] == "1"
+    assert client.get_run(parent).data.tags[SANITY_WARNINGS_TAG] == "1"
 
     code = main(
         ["report", "--experiment", "diverged", "--tracking-uri", uri, "--out", str(tmp_path / "b")]
@@ -91,8 +97,8 @@ def test_verdict_and_summary_reach_the_report_and_the_parent_run(store, tmp_path
     assert "significant losses: none" in report.markdown
     assert "workflowType=machine_learning" in report.markdown
     run = client.get_run(parent).data
-    assert run.tags["selected_config"] == BEST and run.tags["verdict"] == "gain"
-    assert run.tags["vs_baseline/test/es"] == "gain"
+    assert run.tags[SELECTED_CONFIG_TAG] == BEST and run.tags[VERDICT_TAG] == "gain"
+    assert run.tags[f"{VS_BASELINE_TAG_PREFIX}test/es"] == "gain"
     assert run.metrics["vs_baseline/test/es/accuracy"] > 0.1
     assert run.metrics["selected/dev/en/accuracy"] > run.metrics["baseline/dev/en/accuracy"]
     summary = format_summary(report)
@@ -102,7 +108,7 @@ def test_verdict_and_summary_reach_the_report_and_the_parent_run(store, tmp_path
     # The address's shared view is the experiment's tag, with the summary's columns.
     assert "viewStateShareKey=xlt-sweep-summary" in summary
     view = experiment.tags["mlflow.sharedViewState.xlt-sweep-summary"]
-    assert "tags.`vs_baseline/test/es`" in view
+    assert f"tags.`{VS_BASELINE_TAG_PREFIX}test/es`" in view
 
 
 def test_experiments_are_tagged_as_model_training(tmp_path):

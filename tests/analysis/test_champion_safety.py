@@ -15,6 +15,7 @@ from mlflow.entities import Metric, Param
 from analysis.__main__ import main
 from analysis.collect import AnalysisError
 from analysis.compare import compare_sweeps
+from analysis.mlflow_ui import SELECTED_CONFIG_TAG, VERDICT_TAG
 from analysis.report import format_summary, report_sweep
 from analysis.sanity import chance_configs, one_class, one_class_configs
 from xlt_schema import (
@@ -222,7 +223,7 @@ def test_report_of_an_unfinished_sweep_writes_nothing_to_it(store, tmp_path, sta
     assert (tmp_path / "report.md").is_file() and report.artifact_paths == ()
     after = client.get_run(parent)
     assert after.data.tags == before.tags and after.data.metrics == before.metrics
-    assert "verdict" not in after.data.tags and "selected_config" not in after.data.tags
+    assert VERDICT_TAG not in after.data.tags and SELECTED_CONFIG_TAG not in after.data.tags
     assert client.list_artifacts(parent) == []
     assert client.search_registered_models(filter_string=f"name = '{experiment}'") == []
     assert not report.registration.registered and "incomplete" in report.registration.reason

@@ -31,6 +31,8 @@ from analysis.report import report_sweep
 from analysis.seed_summary import metric_label
 from analysis.select import baseline_config_key, compare_to_baseline, complexity, select_best
 from xlt_schema import (
+    DEPARTURES_ARTIFACT,
+    PAPER_TAG,
     PARENT_ROLE,
     PHASE_TAG,
     ROLE_TAG,
@@ -403,6 +405,50 @@ def test_cli_reports_selected_configuration(sweep, tmp_path):
     assert str(out_dir / "report.md") in completed.stdout
     assert "report/selected_config.json" in completed.stdout
     assert (out_dir / "selected_config.json").is_file()
+
+
+def test_cli_quiet_prints_only_the_verdict_and_the_paths_and_no_progress_bar(sweep, tmp_path):
+    # A paper preset's departures: the report downloads that artifact, which MLflow does
+    # under a "Downloading artifacts" progress bar unless told not to.
+    sweep.client.log_dict(
+        sweep.parent_run_id,
+        {"paper": "p", "citation": "P et al.", "departures": []},
+        DEPARTURES_ARTIFACT,
+    )
+    sweep.client.set_tag(sweep.parent_run_id, PAPER_TAG, "p")
+    out_dir = tmp_path / "quiet"
+    try:
+        completed = _run_python(
+            [
+                *("-m", "analysis", "report", "-q", "--experiment", EXPERIMENT),
+                *("--tracking-uri", sweep.tracking_uri, "--parent-run", sweep.parent_run_id),
+                *("--out", str(out_dir)),
+            ],
+            tmp_path,
+        )
+    finally:
+        sweep.client.delete_tag(sweep.parent_run_id, PAPER_TAG)
+    verdict, languages, files, *paths = completed.stdout.splitlines()
+    assert verdict.startswith(f"Verdict: The selected configuration {GOOD_LABEL} beats")
+    assert languages.startswith("         On test, against the baseline")
+    assert files == f"Report files: {out_dir / 'report.md'}"
+    assert paths[:2] == [
+        f"              {out_dir / name}" for name in ("report.tex", "selected_config.json")
+    ]
+    assert all(line.startswith(f"              {out_dir}{os.sep}") for line in paths)
+    assert "Downloading artifacts" not in completed.stdout + completed.stderr
+    assert "it/s]" not in completed.stderr  # any tqdm bar's rate
+
+
+def test_cli_verbose_adds_debug_lines_and_the_default_notes(sweep, tmp_path, capsys):
+    argv = ["report", "--experiment", EXPERIMENT, "--tracking-uri", sweep.tracking_uri]
+    argv += ["--parent-run", sweep.parent_run_id, "--out", str(tmp_path), "--no-register"]
+    assert main([*argv, "-v"]) == 0
+    out = capsys.readouterr().out
+    assert f"Selected configuration: {GOOD_LABEL}" in out  # a note, shown by default too
+    assert "Read the predictions of" in out  # the read step's own progress line (INFO)
+    debug = [line for line in out.splitlines() if "predictions/ read from" in line]
+    assert debug and all(line.startswith("Run ") for line in debug)
 
 
 def test_analysis_imports_neither_ray_nor_torch(tmp_path):

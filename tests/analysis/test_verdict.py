@@ -7,6 +7,10 @@ import pandas as pd
 import pytest
 
 from analysis.mlflow_ui import (
+    SANITY_WARNINGS_TAG,
+    SELECTED_CONFIG_TAG,
+    VERDICT_TAG,
+    VS_BASELINE_TAG_PREFIX,
     summary_metrics,
     summary_tags,
     summary_view,
@@ -201,12 +205,15 @@ def test_parent_summary_has_the_selection_and_per_language_outcomes():
     assert metrics["vs_baseline/test/de/accuracy"] == pytest.approx(-0.018)
     assert metrics["vs_baseline_p/test/es/accuracy"] == 0.003
     tags = summary_tags(selection, verdict, test, "test", ("a warning",))
-    assert tags["selected_config"] == "ear alpha=1" and tags["verdict"] == GAIN
-    assert tags["vs_baseline/test/es"] == GAIN and tags["vs_baseline/test/de"] == LOSS
-    assert tags["sanity_warnings"] == "1"
+    assert tags[SELECTED_CONFIG_TAG] == "ear alpha=1" and tags[VERDICT_TAG] == GAIN
+    assert tags[f"{VS_BASELINE_TAG_PREFIX}test/es"] == GAIN
+    assert tags[f"{VS_BASELINE_TAG_PREFIX}test/de"] == LOSS
+    assert tags[SANITY_WARNINGS_TAG] == "1"
     # The runs table's shared view shows the tags and the differences, not the p-values.
     columns = json.loads(summary_view(metrics, tags))["selectedColumns"]
-    assert "tags.`verdict`" in columns and "metrics.`vs_baseline/test/es/accuracy`" in columns
+    assert (
+        f"tags.`{VERDICT_TAG}`" in columns and "metrics.`vs_baseline/test/es/accuracy`" in columns
+    )
     assert "metrics.`selected/dev/en/accuracy`" in columns
     assert not any("vs_baseline_p/" in column for column in columns)
 

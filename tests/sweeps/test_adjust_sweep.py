@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
+from xlt_schema import ADAPTATION_TAG, METHOD_TAG
+
 pytestmark = pytest.mark.slow
 PROBED_STATES = {
     "none": {"original", "finetuned"},
@@ -43,8 +45,8 @@ def test_every_adaptation_ran_the_same_seeds(sweep):
     seeds = {}
     for run in children(runs):
         assert run.info.status == "FINISHED"
-        assert run.data.tags["method"] == "finetune"
-        seeds.setdefault(run.data.tags["adaptation"], set()).add(run.data.params["seed"])
+        assert run.data.tags[METHOD_TAG] == "finetune"
+        seeds.setdefault(run.data.tags[ADAPTATION_TAG], set()).add(run.data.params["seed"])
     assert seeds == {
         "none": {"0", "1"},
         "adjusted": {"0", "1"},
@@ -54,7 +56,7 @@ def test_every_adaptation_ran_the_same_seeds(sweep):
 
 def test_adjustment_brings_aligned_words_closer_in_each_language(sweep):
     _, runs = sweep
-    adjusted = [run for run in children(runs) if run.data.tags["adaptation"] != "none"]
+    adjusted = [run for run in children(runs) if run.data.tags[ADAPTATION_TAG] != "none"]
     assert len(adjusted) == 4
     for run in adjusted:
         metrics = run.data.metrics
@@ -106,9 +108,9 @@ def test_each_trial_logs_the_histograms_of_its_model_states(sweep):
                 for artifact in client.list_artifacts(run.info.run_id, folder)
             }
 
-        states = PROBED_STATES[run.data.tags["adaptation"]]
+        states = PROBED_STATES[run.data.tags[ADAPTATION_TAG]]
         files = states | {f"{state}_distances" for state in states}
-        if run.data.tags["adaptation"] == "none":
+        if run.data.tags[ADAPTATION_TAG] == "none":
             assert logged("probing") == files
             continue
         # one language stage per target: its own histograms, and the distances pooled

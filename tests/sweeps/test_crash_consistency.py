@@ -26,6 +26,7 @@ from sweeps.storage_checks import StorageFull, check_storage, is_disk_full, tria
 from sweeps.trial_request import TrialRequest
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError
+from xlt_schema import CONFIG_KEY_TAG, FAILURE_TAG
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "ray_results/x/checkpoint")
 
@@ -378,7 +379,7 @@ def test_a_disk_full_mid_sweep_stops_resumably_and_resume_finishes(tmp_path):
     (parent,) = parent_runs(uri)
     assert "xlt.complete" not in parent.data.tags and parent.info.status == "KILLED"
     assert all(
-        run.info.status != "FINISHED" or "failure" not in run.data.tags for run in child_runs(uri)
+        run.info.status != "FINISHED" or FAILURE_TAG not in run.data.tags for run in child_runs(uri)
     )
 
     marker.unlink()  # space returns
@@ -386,6 +387,6 @@ def test_a_disk_full_mid_sweep_stops_resumably_and_resume_finishes(tmp_path):
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     runs = child_runs(uri)
     assert len(runs) == 4 and all(run.info.status == "FINISHED" for run in runs)
-    assert len({(r.data.tags["config_key"], r.data.params["seed"]) for r in runs}) == 4
+    assert len({(r.data.tags[CONFIG_KEY_TAG], r.data.params["seed"]) for r in runs}) == 4
     (parent,) = parent_runs(uri)
     assert parent.data.tags["xlt.complete"] == "true" and parent.info.status == "FINISHED"

@@ -16,6 +16,7 @@ from analysis.registry import SweepStamp, register_champion
 from sweeps import ear_xnli
 from sweeps.cli import EXIT_DONE, main
 from xlt_core.data.examples import XNLI_LABELS
+from xlt_schema import CONFIG_LABEL_TAG
 
 PAIRS = [
     {"text": "A man is eating an apple.", "text_pair": "Someone eats."},
@@ -52,7 +53,7 @@ def test_the_runs_say_what_they_ran_from(ear_xnli_smoke):
 @pytest.mark.slow
 def test_the_parent_row_shows_mean_and_std_per_configuration(ear_xnli_smoke):
     metrics = parent_runs(ear_xnli_smoke.uri)[0].data.metrics
-    labels = {run.data.tags["config_label"] for run in child_runs(ear_xnli_smoke.uri)}
+    labels = {run.data.tags[CONFIG_LABEL_TAG] for run in child_runs(ear_xnli_smoke.uri)}
     for label in labels:
         key = f"seeds/{label.replace('=', ':')}/dev/en/accuracy"
         assert 0 <= metrics[f"{key}/mean"] <= 1 and metrics[f"{key}/std"] >= 0, label

@@ -14,6 +14,7 @@ from sweeps.interruption import (
     signal_behind,
     unfinished_trials,
 )
+from xlt_schema import FAILURE_TAG, TRIAL_ID_TAG
 
 
 def _send(signum: int) -> None:
@@ -265,7 +266,7 @@ def _parent_and_trials(uri):
     from sweep_helpers import child_runs, parent_runs
 
     (parent,) = parent_runs(uri)
-    return parent, {run.data.tags["ray_trial_id"]: run for run in child_runs(uri)}
+    return parent, {run.data.tags[TRIAL_ID_TAG]: run for run in child_runs(uri)}
 
 
 def test_a_lost_worker_is_a_failed_trial_with_its_cause_not_a_ctrl_c(monkeypatch, tmp_path):
@@ -283,7 +284,7 @@ def test_a_lost_worker_is_a_failed_trial_with_its_cause_not_a_ctrl_c(monkeypatch
     assert parent.info.status == "FINISHED" and "xlt.status" not in parent.data.tags
     assert runs["t1"].info.status == "FINISHED" == runs["t3"].info.status
     assert runs["t2"].info.status == "FAILED"
-    assert runs["t2"].data.tags["failure"] == "ActorDiedError: The actor died unexpectedly"
+    assert runs["t2"].data.tags[FAILURE_TAG] == "ActorDiedError: The actor died unexpectedly"
 
 
 def test_trials_left_unfinished_without_a_signal_are_a_fault_not_an_interruption(
@@ -299,7 +300,7 @@ def test_trials_left_unfinished_without_a_signal_are_a_fault_not_an_interruption
             monkeypatch, tmp_path, lambda phases: _FakeTuner(phases, trials, STATUSES)
         )
     parent, _ = _parent_and_trials(f"sqlite:///{tmp_path / 'mlflow.db'}")
-    assert parent.data.tags["failure"].startswith("TuneEndedEarly: phase grid stopped")
+    assert parent.data.tags[FAILURE_TAG].startswith("TuneEndedEarly: phase grid stopped")
 
 
 def test_a_wrapped_second_signal_leaves_no_failure_tag_and_a_resume_clears_a_stale_one(
@@ -316,13 +317,13 @@ def test_a_wrapped_second_signal_leaves_no_failure_tag_and_a_resume_clears_a_sta
     with pytest.raises(RuntimeError):
         _sweep_without_ray(monkeypatch, tmp_path, crash)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    assert _parent_and_trials(uri)[0].data.tags["failure"] == "RuntimeError: a bug"
+    assert _parent_and_trials(uri)[0].data.tags[FAILURE_TAG] == "RuntimeError: a bug"
     with pytest.raises(SweepInterrupted) as raised:
         _sweep_without_ray(monkeypatch, tmp_path, second_ctrl_c, resume=True)
     parent, _ = _parent_and_trials(uri)
     assert raised.value.exit_code == 130 and raised.value.parent_run_id == parent.info.run_id
     assert parent.data.tags["xlt.status"] == "interrupted"
-    assert parent.data.tags["failure"] == "RuntimeError: a bug"  # the earlier crash's, kept
+    assert parent.data.tags[FAILURE_TAG] == "RuntimeError: a bug"  # the earlier crash's, kept
     trials = {trial: ("FINISHED", _Result(trial)) for trial in STATUSES}
     finished = dict.fromkeys(STATUSES, "TERMINATED")
     failed, _ = _sweep_without_ray(
@@ -334,4 +335,4 @@ def test_a_wrapped_second_signal_leaves_no_failure_tag_and_a_resume_clears_a_sta
     )
     parent, _ = _parent_and_trials(uri)
     assert failed == 0 and parent.info.status == "FINISHED"
-    assert "failure" not in parent.data.tags and "xlt.status" not in parent.data.tags
+    assert FAILURE_TAG not in parent.data.tags and "xlt.status" not in parent.data.tags

@@ -33,6 +33,8 @@ from sweep_helpers import (
 
 from sweeps import tracking
 from sweeps.runner import SweepOptions, check_sweep, run_sweep
+from sweeps.trainable import NODE_TAG, RESUMED_TAG
+from xlt_schema import CONFIG_KEY_TAG, FAILURE_TAG, TRIAL_ID_TAG
 
 
 def _settings(argv: list[str]) -> list[str]:
@@ -92,7 +94,7 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
                     and float(run.data.params.get("learning_rate", 0)) < 1
                 ):
                     for trial_dir in tmp_path.glob(
-                        f"ray_results/*/*{run.data.tags['ray_trial_id']}*"
+                        f"ray_results/*/*{run.data.tags[TRIAL_ID_TAG]}*"
                     ):
                         results = trial_dir / "result.json"
                         if (
@@ -106,7 +108,7 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
         victim = wait_for(
             training_run_with_checkpoint, 300, "a trial with a checkpoint", interval_s=0.2
         )
-        node = next(w for w in workers if w.node_id == victim.data.tags["ray_node_id"])
+        node = next(w for w in workers if w.node_id == victim.data.tags[NODE_TAG])
         cluster.remove_node(node)
         driver.join(timeout=scaled_timeout(400))
         assert not driver.is_alive(), "the sweep did not finish after the node was killed"
@@ -117,16 +119,16 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
     assert outcome["failed"] == 1  # the diverging trial, and only it
     runs = child_runs(uri)
     assert (
-        len(runs) == 3 and len({r.data.tags["ray_trial_id"] for r in runs}) == 3
+        len(runs) == 3 and len({r.data.tags[TRIAL_ID_TAG] for r in runs}) == 3
     )  # nothing duplicated
     diverged = [r for r in runs if float(r.data.params["learning_rate"]) > 1]
     assert len(diverged) == 1 and diverged[0].info.status == "FAILED"
-    assert diverged[0].data.tags["failure"].startswith("TrainingDiverged: loss became nan")
+    assert diverged[0].data.tags[FAILURE_TAG].startswith("TrainingDiverged: loss became nan")
     others = [r for r in runs if r not in diverged]
     assert all(r.info.status == "FINISHED" and "test/es/accuracy" in r.data.metrics for r in others)
     restarted = next(r for r in runs if r.info.run_id == victim.info.run_id)
-    assert restarted.data.tags["resumed_from_checkpoint"] == "True"
-    assert restarted.data.tags["ray_node_id"] != victim.data.tags["ray_node_id"]
+    assert restarted.data.tags[RESUMED_TAG] == "True"
+    assert restarted.data.tags[NODE_TAG] != victim.data.tags[NODE_TAG]
 
 
 def _free_port() -> int:
@@ -374,7 +376,7 @@ def test_signals_at_every_moment_then_resume_finishes_with_one_run_per_trial(tmp
     assert "Selected configuration" in log.read_text()[written:]
     runs = child_runs(uri)
     assert len(runs) == 2 and all(run.info.status == "FINISHED" for run in runs)
-    assert len({(r.data.tags["config_key"], r.data.params["seed"]) for r in runs}) == 2
+    assert len({(r.data.tags[CONFIG_KEY_TAG], r.data.params["seed"]) for r in runs}) == 2
     (run_id, before), *_ = first.items()
     after = next(run for run in runs if run.info.run_id == run_id)
     assert after.info.end_time == before.info.end_time  # the first trial was not re-run

@@ -29,7 +29,9 @@ from sweep_helpers import (
 
 from analysis.collect import collect_trials
 from sweeps import search
+from sweeps.runner import OPTUNA_STORAGE_TAG, OPTUNA_STUDY_TAG
 from xlt_core.errors import ConfigError
+from xlt_schema import CONFIG_KEY_TAG, PHASE_TAG, STOPPED_EARLY_TAG, TRIAL_ID_TAG
 
 
 def test_search_takes_training_objectives_and_their_baseline():
@@ -112,30 +114,43 @@ def test_resume_keeps_finished_trials_and_duplicates_no_run(searched):
     runs = {r.info.run_id: r for r in child_runs(uri)}
     for run_id, end_time in before.items():  # finished before the kill: not run again
         assert runs[run_id].info.end_time == end_time
-    assert len({r.data.tags["ray_trial_id"] for r in runs.values()}) == len(runs)
-    final = [r for r in runs.values() if r.data.tags["phase"] == "final"]
-    assert len({(r.data.tags["config_key"], r.data.params["seed"]) for r in final}) == len(final)
+    assert len({r.data.tags[TRIAL_ID_TAG] for r in runs.values()}) == len(runs)
+    final = [r for r in runs.values() if r.data.tags[PHASE_TAG] == "final"]
+    assert len({(r.data.tags[CONFIG_KEY_TAG], r.data.params["seed"]) for r in final}) == len(final)
     assert len(parent_runs(uri)) == 1
+
+
+@pytest.mark.slow
+def test_each_trial_of_both_phases_has_its_run_name_in_tune(searched):
+    """Sampled trials too (named from the searcher's point), through a kill and `--resume`."""
+    from ray.tune import ExperimentAnalysis
+
+    workdir, uri, _ = searched
+    run_names = {r.data.tags[TRIAL_ID_TAG]: r.info.run_name for r in child_runs(uri)}
+    tune_names = {}
+    for phase in (path for path in (workdir / "ray_results").iterdir() if path.is_dir()):
+        tune_names.update({t.trial_id: str(t) for t in ExperimentAnalysis(str(phase)).trials})
+    assert tune_names == run_names
 
 
 @pytest.mark.slow
 def test_phase_one_samples_with_one_seed_and_phase_two_reruns_top_k_and_baseline(searched):
     _, uri, _ = searched
     runs = child_runs(uri)
-    search = [r for r in runs if r.data.tags["phase"] == "search"]
-    final = [r for r in runs if r.data.tags["phase"] == "final"]
+    search = [r for r in runs if r.data.tags[PHASE_TAG] == "search"]
+    final = [r for r in runs if r.data.tags[PHASE_TAG] == "final"]
     assert len(search) == 3 and len(final) == 4 and len(runs) == 7
     assert {r.data.params["seed"] for r in search} == {"0"}
     assert {r.data.params["method"] for r in search} == {"ear"}
     # ASHA may stop a phase-1 trial early: its run is closed as KILLED with the reason.
     for run in search:
         assert run.info.status in ("FINISHED", "KILLED")
-        assert (run.info.status == "KILLED") == ("stopped_early" in run.data.tags)
+        assert (run.info.status == "KILLED") == (STOPPED_EARLY_TAG in run.data.tags)
     assert all(r.info.status == "FINISHED" for r in final)
-    pairs = {(r.data.tags["config_key"], r.data.params["seed"]) for r in final}
+    pairs = {(r.data.tags[CONFIG_KEY_TAG], r.data.params["seed"]) for r in final}
     assert len(pairs) == 4 and {seed for _, seed in pairs} == {"0", "1"}  # balanced and paired
-    final_ear = {r.data.tags["config_key"] for r in final if r.data.params["method"] == "ear"}
-    assert len(final_ear) == 1 and final_ear <= {r.data.tags["config_key"] for r in search}
+    final_ear = {r.data.tags[CONFIG_KEY_TAG] for r in final if r.data.params["method"] == "ear"}
+    assert len(final_ear) == 1 and final_ear <= {r.data.tags[CONFIG_KEY_TAG] for r in search}
     assert {r.data.params["method"] for r in final} == {"finetune", "ear"}
 
 
@@ -145,12 +160,12 @@ def test_report_is_built_from_phase_two_only(searched, tmp_path):
     (parent,) = parent_runs(uri)
     assert parent.info.status == "FINISHED" and parent.data.tags["xlt.report_phase"] == "final"
     client = MlflowClient(uri)
-    final_ids = {r.info.run_id for r in child_runs(uri) if r.data.tags["phase"] == "final"}
+    final_ids = {r.info.run_id for r in child_runs(uri) if r.data.tags[PHASE_TAG] == "final"}
     assert set(collect_trials(client, parent.info.run_id)["run_id"]) == final_ids
     searched_finished = {
         r.info.run_id
         for r in child_runs(uri)
-        if r.data.tags["phase"] == "search" and r.info.status == "FINISHED"
+        if r.data.tags[PHASE_TAG] == "search" and r.info.status == "FINISHED"
     }
     if searched_finished:
         assert (
@@ -171,9 +186,9 @@ def test_report_is_built_from_phase_two_only(searched, tmp_path):
 def test_optuna_study_is_stored_for_the_dashboard(searched):
     workdir, uri, _ = searched
     (parent,) = parent_runs(uri)
-    storage = parent.data.tags["optuna_storage"]
+    storage = parent.data.tags[OPTUNA_STORAGE_TAG]
     assert storage == f"sqlite:///{workdir / 'optuna.db'}"
-    study = optuna.load_study(study_name=parent.data.tags["optuna_study"], storage=storage)
+    study = optuna.load_study(study_name=parent.data.tags[OPTUNA_STUDY_TAG], storage=storage)
     assert len(study.trials) == 3
     assert all(
         set(t.params) == {"point/method", "point/alpha", "point/beta", "point/layer", "point/m"}

@@ -8,6 +8,7 @@ from mlflow.tracking import MlflowClient
 
 from sweeps import ear_xnli
 from sweeps.cli import main
+from xlt_schema import CONFIG_KEY_TAG
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,10 @@ def test_sweep_tracks_parent_and_paired_child_runs(sweep):
     assert all(c.info.status == "FINISHED" for c in children)
     for child in children:
         params, metrics = child.data.params, child.data.metrics
-        assert {"method", "seed", "alpha", "beta", "layer", "m"} <= set(params)
+        # params: the settings that apply, so EAR's hyperparameters on EAR's runs only
+        ear = {"alpha", "beta", "layer", "m"}
+        assert {"method", "seed"} <= set(params)
+        assert ear & set(params) == (ear if params["method"] == "ear" else set())
         assert {
             "dev/en/accuracy",
             "test/en/accuracy",
@@ -48,7 +52,8 @@ def test_sweep_tracks_parent_and_paired_child_runs(sweep):
     # Seeds are paired: every configuration, the baseline included, ran the same seeds.
     assert by_method == {"finetune": {"0", "1"}, "ear": {"0", "1"}}
     assert (
-        len({c.data.tags["config_key"] for c in children if c.data.params["method"] == "ear"}) == 2
+        len({c.data.tags[CONFIG_KEY_TAG] for c in children if c.data.params["method"] == "ear"})
+        == 2
     )
 
 

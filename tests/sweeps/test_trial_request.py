@@ -7,7 +7,13 @@ from ray.tune.search.variant_generator import generate_variants
 from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
 from sweeps.experiment import experiment_spec
-from sweeps.trial_request import REQUIRED_KEYS, TRIAL_INDEX, TrialRequest
+from sweeps.trial_request import (
+    REQUIRED_KEYS,
+    TRIAL_INDEX,
+    TrialRequest,
+    tune_trial_dirname,
+    tune_trial_name,
+)
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, TrainingDiverged
 from xlt_schema import DIVERGED_FAILURE
@@ -43,6 +49,39 @@ def test_a_grid_space_resolves_to_one_request_per_point_and_seed():
 def test_the_run_name_is_the_configuration_and_the_seed():
     request = TrialRequest(**{**REQUEST.__dict__, "point": {"method": "finetune"}, "seed": 3})
     assert request.run_name() == "finetune seed=3"
+
+
+def _tune_trial(config: dict, **creators):
+    from ray.tune.experiment import Trial
+
+    # stub: no registered trainable needed; the tag as Tune's grid search writes it
+    return Trial(
+        "run_tracked_trial",
+        stub=True,
+        config=config,
+        trial_id="ab12_00000",
+        experiment_tag="0_point=method_ear,seed=5",
+        **creators,
+    )
+
+
+def test_tune_names_a_trial_as_its_mlflow_run_and_keeps_its_directory_name():
+    space = REQUEST.to_space(points=[{"method": "ear", "alpha": 0.1}], seeds=[5])
+    ((_, resolved),) = generate_variants(space)
+    creators = {"trial_name_creator": tune_trial_name, "trial_dirname_creator": tune_trial_dirname}
+    trial = _tune_trial(resolved, **creators)
+    assert str(trial) == TrialRequest.from_space(resolved).run_name()
+    assert str(trial) == "ear alpha=0.1 beta=0.1 layer=6 m=1 seed=5"
+    # Tune's own directory name (a trial's directory is found by its trial id), but its date
+    default = _tune_trial(resolved)._generate_dirname()
+    assert trial._generate_dirname().rsplit("_", 2)[0] == default.rsplit("_", 2)[0]
+    assert "ab12_00000" in trial._generate_dirname()
+
+
+def test_a_trial_whose_sampled_configuration_is_invalid_keeps_tunes_name():
+    space = {**REQUEST.to_space(), "seed": 0, "point": {"method": "ear", "layer": 0}}
+    trial = _tune_trial(space, trial_name_creator=tune_trial_name)
+    assert str(trial) == "run_tracked_trial_ab12_00000"
 
 
 def test_a_search_space_leaves_the_point_to_the_searcher():

@@ -1,6 +1,7 @@
 """Lean trials: what a trial imports, the threads `python -m xlt_core` takes, the checkpoints
 `ListReporter` keeps, and the one training step the trial and the benchmarks share."""
 
+import importlib
 import json
 import os
 import subprocess
@@ -318,6 +319,9 @@ def test_the_benchmarks_take_the_training_loops_step(monkeypatch):
 
 @pytest.mark.slow
 def test_python_m_xlt_core_leaves_no_checkpoint_behind(monkeypatch, tmp_path, capsys):
+    # BERT's modeling module imports torch._dynamo, which makes torch's own cache folder in the
+    # temporary directory: imported here first, as any earlier test in the session does.
+    importlib.import_module("transformers.models.bert.modeling_bert")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     settings = {
         "epochs": "0.5",

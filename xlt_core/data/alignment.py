@@ -95,7 +95,12 @@ def eflomal_links(
     source_words: Sequence[Sequence[str]], target_words: Sequence[Sequence[str]]
 ) -> tuple[list[Links], list[Links]]:
     """eflomal's forward and reverse links for each sentence pair (both as source-target)."""
-    import eflomal
+    try:
+        import eflomal
+    except ModuleNotFoundError:  # an extra (it compiles from source), not in every install
+        raise ModuleNotFoundError(
+            "eflomal is not installed: adjustment sweeps need it (pip install 'xlt-sweeps[adjust]')"
+        ) from None
 
     with tempfile.TemporaryDirectory(prefix="xlt-eflomal-") as directory:
         forward_path, reverse_path = Path(directory) / "forward", Path(directory) / "reverse"
