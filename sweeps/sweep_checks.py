@@ -10,7 +10,7 @@ from typing import Callable
 from sweeps.experiment import SweepSpec
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
-from xlt_core.preflight import check_supported
+from xlt_core.preflight import check_aligner, check_supported
 
 SEARCH = "search"  # sweeps/search.py's PHASE_SEARCH (that module loads torch)
 
@@ -19,13 +19,15 @@ def check_settings(
     spec: SweepSpec, fits: Callable[[TrialConfig], None] = check_supported
 ) -> list[TrialConfig]:
     """Every trial's configuration validated (each point with each seed, paired across
-    configurations), each configuration's method and adaptation supported by its task, and
+    configurations), each configuration's method and adaptation supported by its task (and
+    an adjusted one by the install: eflomal), and
     for `search` its ranges (a value kept only where `fits` accepts its trial: the dry run
     checks values offline, the sweep against the model too), baseline and seeds. Raises
     ConfigError on the first bad value; returns the trials."""
     trials = [spec.trial_config(point, seed=seed) for point in spec.points for seed in spec.seeds]
     for config in spec.configs():
         check_supported(config)
+        check_aligner(config)
     if spec.strategy == SEARCH:
         from sweeps import search
 

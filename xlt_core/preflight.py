@@ -10,6 +10,7 @@ it in a fresh interpreter).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import types
 from collections.abc import Mapping
@@ -22,6 +23,19 @@ from xlt_core.errors import ConfigError
 from xlt_core.tasks import TASKS
 
 CONFIG_FILE = "config.json"  # a pretrained model's settings, as `from_pretrained` names it
+# eflomal, the word aligner of the adjustment stage, is an extra: it compiles from source.
+ADJUST_EXTRA = "pip install 'xlt-sweeps[adjust]'"
+
+
+def check_aligner(config: TrialConfig) -> None:
+    """Refuse an adjusted configuration where eflomal is not installed: its trials would
+    each fail at their alignment step, after Ray started."""
+    if config.adjusted and importlib.util.find_spec("eflomal") is None:
+        raise ConfigError(
+            "adaptation",
+            config.adaptation,
+            f"an install with eflomal, the word aligner of the adjustment stage ({ADJUST_EXTRA})",
+        )
 
 
 def check_supported(config: TrialConfig) -> None:

@@ -3,6 +3,7 @@ runner.check_sweep), and a search's plan counts what the search runs: the layers
 model has, and a phase 2 of at most the configurations phase 1 sampled."""
 
 import re
+import sys
 
 import pytest
 
@@ -60,3 +61,14 @@ def test_search_plan_figures_with_top_k_beyond_the_sampled(capsys):
     gpu_hours = sum(int(row[0]) * float(row[2]) for row in rows)
     total = re.search(r"Total: (\S+) GPU-hours for 11 trials", out)
     assert total and float(total.group(1)) == pytest.approx(gpu_hours, rel=2e-3)
+
+
+def test_an_adjustment_sweep_without_eflomal_is_refused_before_ray(capsys, monkeypatch):
+    from sweeps import adjust_xnli
+
+    monkeypatch.setitem(sys.modules, "eflomal", None)  # not installed, as find_spec sees it
+    assert main(adjust_xnli, ["--preset", "smoke", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid setting adaptation=" in err and "pip install 'xlt-sweeps[adjust]'" in err
+    monkeypatch.delitem(sys.modules, "eflomal")
+    assert main(adjust_xnli, ["--preset", "smoke", "--dry-run"]) == 0

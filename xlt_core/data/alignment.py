@@ -34,6 +34,7 @@ from transformers import PreTrainedTokenizerBase
 
 from xlt_core.data.parallel import WORD_SPLITTING, ParallelCorpus, split_words
 from xlt_core.encoding_cache import save_atomically, tokenizer_fingerprint
+from xlt_core.preflight import ADJUST_EXTRA
 
 Links = list[tuple[int, int]]
 
@@ -99,7 +100,7 @@ def eflomal_links(
         import eflomal
     except ModuleNotFoundError:  # an extra (it compiles from source), not in every install
         raise ModuleNotFoundError(
-            "eflomal is not installed: adjustment sweeps need it (pip install 'xlt-sweeps[adjust]')"
+            f"eflomal is not installed: adjustment sweeps need it ({ADJUST_EXTRA})"
         ) from None
 
     with tempfile.TemporaryDirectory(prefix="xlt-eflomal-") as directory:
