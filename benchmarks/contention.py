@@ -27,7 +27,10 @@ from sweeps.experiment import SMOKE_TRAINING
 from xlt_core.cpus import THREADS_VARIABLE
 
 BUSY_PROCESSES = 2
-BUSY_LOOP = "while True: pass"
+# Busy while the process that started it (`{parent}`, its pid, given: a benchmark killed before
+# the loop's first line would otherwise be missed) lives: a benchmark killed by a signal (no
+# `finally`) leaves none running for ever.
+BUSY_LOOP = "import os\nwhile os.getppid() == {parent}:\n    for _ in range(1_000_000): pass"
 TRIAL_SETTINGS = {**SMOKE_TRAINING, "epochs": 1.0}
 # --quick: a 2-layer model on 200 pairs for half an epoch: seconds, a check that it runs.
 QUICK_SETTINGS = {
@@ -76,11 +79,13 @@ def timed_trial(command: list[str], env: dict[str, str], workdir: Path) -> tuple
 @contextlib.contextmanager
 def busy_processes(count: int) -> Iterator[list[subprocess.Popen]]:
     """`count` CPU-bound Python processes for the duration of the block, killed after it
-    (also when the block fails)."""
+    (also when the block fails); each ends by itself once this process is gone."""
     processes: list[subprocess.Popen] = []
     try:
         for _ in range(count):
-            processes.append(subprocess.Popen([sys.executable, "-c", BUSY_LOOP]))
+            processes.append(
+                subprocess.Popen([sys.executable, "-c", BUSY_LOOP.format(parent=os.getpid())])
+            )
         yield processes
     finally:
         for process in processes:

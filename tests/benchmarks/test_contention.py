@@ -4,6 +4,7 @@ case's lines (`--quick`)."""
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,32 @@ def test_busy_processes_run_in_the_block_and_are_killed_when_it_fails():
             assert all(process.poll() is None for process in processes)
             raise RuntimeError("the block failed")
     assert all(process.poll() is not None for process in processes)
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie nobody has reaped yet."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_busy_processes_end_when_a_killed_benchmark_cannot_stop_them():
+    code = (
+        f"import sys, time; sys.path.insert(0, {str(REPO)!r})\n"
+        "from benchmarks.contention import busy_processes\n"
+        "with busy_processes(1) as processes:\n"
+        "    print(processes[0].pid, flush=True); time.sleep(600)\n"
+    )
+    benchmark = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    busy = int(benchmark.stdout.readline())
+    assert not _ended(busy)
+    benchmark.kill()  # SIGKILL: its `finally` never runs
+    benchmark.wait()
+    deadline = time.monotonic() + scaled_timeout(600)
+    while not _ended(busy) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _ended(busy)
 
 
 def test_threads_are_set_explicitly_or_left_to_torch(monkeypatch):
