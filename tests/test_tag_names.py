@@ -3,12 +3,7 @@ constants of every module that writes tags, and the tags a trial and a report wr
 
 import importlib
 
-import pandas as pd
-
 import xlt_schema
-from analysis.mlflow_ui import summary_tags
-from analysis.select import Selection
-from analysis.verdict import GAIN, Verdict
 from xlt_core.config import TrialConfig
 
 # The modules that name tags (runs, model versions, experiments).
@@ -57,30 +52,3 @@ def test_a_trials_tags_are_all_ours():
     config = TrialConfig.from_dict({"method": "ear", "adaptation": "none"})
     tags = trial_tags(config, "grid")
     assert tags and all(key.startswith(xlt_schema.TAG_PREFIX) for key in tags)
-
-
-def test_the_report_summary_tags_are_all_ours():
-    selection = Selection(
-        config_key="k",
-        config_label="ear alpha=1",
-        method="ear",
-        params={},
-        metric="dev/en/accuracy",
-        mean=0.6,
-        std=0.01,
-        n_seeds=2,
-        run_ids=("a", "b"),
-    )
-    evaluation = pd.DataFrame(
-        {
-            "lang": ["es"],
-            "metric": ["accuracy"],
-            "mean_difference": [0.02],
-            "p_corrected": [0.01],
-            "significant": [True],
-            "ci_low": [0.01],
-            "ci_high": [0.03],
-        }
-    )
-    tags = summary_tags(selection, Verdict(GAIN, "...", ""), evaluation, "test", ("a warning",))
-    assert len(tags) == 4 and all(key.startswith(xlt_schema.TAG_PREFIX) for key in tags)

@@ -46,8 +46,11 @@ def test_every_timeout_in_the_tests_is_scaled():
 
 
 def test_the_check_sees_an_unscaled_timeout():
-    assert unscaled_timeouts("process.wait(timeout=30)\nrun_command(a, b, timeout=300)") == [1]
-    assert unscaled_timeouts("probe(address, timeout_s=5)") == [1]
+    # Sources to parse, not limits of this test: a number or a name, passed unscaled.
+    waits = "process.wait(timeout=limit)\nrun_command(a, b, timeout=limit)"
+    assert unscaled_timeouts(waits) == [1]
+    assert unscaled_timeouts("probe(address, timeout_s=limit)") == [1]
+    assert unscaled_timeouts("probe(address, timeout_s=scaled_timeout(limit))") == []
 
 
 def test_scale_from_the_environment(monkeypatch):

@@ -39,6 +39,7 @@ from analysis.verdict import (
     selection_headline,
     untested_headline,
 )
+from xlt_schema import TAG_PREFIX
 
 
 def _row(difference: float, significant: bool, low: float, high: float, lang: str = "en"):
@@ -209,6 +210,7 @@ def test_parent_summary_has_the_selection_and_per_language_outcomes():
     assert tags[f"{VS_BASELINE_TAG_PREFIX}test/es"] == GAIN
     assert tags[f"{VS_BASELINE_TAG_PREFIX}test/de"] == LOSS
     assert tags[SANITY_WARNINGS_TAG] == "1"
+    assert len(tags) == 5 and all(key.startswith(TAG_PREFIX) for key in tags)  # all ours
     # The runs table's shared view shows the tags and the differences, not the p-values.
     columns = json.loads(summary_view(metrics, tags))["selectedColumns"]
     assert (
