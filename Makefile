@@ -1,6 +1,7 @@
 # `make demo`: the EAR x XNLI smoke sweep on the embedded default (local Ray, SQLite
 # MLflow, tiny model, synthetic data). `make test`: ruff, then the whole test suite (CI);
-# `make test-fast`: ruff, then the tests not marked slow (no Ray, no sweep; docs/usage.md#tests).
+# `make test-fast`: ruff, then the tests not marked slow, in parallel (no Ray, no sweep;
+# docs/usage.md#tests).
 # All create .venv first.
 PYTHON ?= python3
 VENV := .venv
@@ -48,8 +49,12 @@ lint: $(INSTALLED)
 test: lint
 	$(PY) -m pytest
 
+# The fast tier runs in parallel: one pytest-xdist worker per CPU (TEST_WORKERS), each with one
+# torch thread (more threads than cores slow every step down). The whole suite stays serial:
+# its sweeps start Ray and use every core themselves.
+TEST_WORKERS ?= auto
 test-fast: lint
-	$(PY) -m pytest -m "not slow"
+	OMP_NUM_THREADS=1 $(PY) -m pytest -m "not slow" -n $(TEST_WORKERS)
 
 # `make bench`: the benchmark suite (docs/benchmarks.md; its paper-scale cases take many minutes):
 # per case the figure, its target and PASS / MISS; the table is appended to docs/benchmarks.md.

@@ -295,11 +295,14 @@ def matching_cells(
     with ``our_lang`` (the language part of our metric key; averages keep the paper's)."""
     cells = published_for(published, task, model, split, metric)
     cells = cells[cells["method"] == paper_method(method, adaptation)]
-    fits = [
-        fits_objective(setting, method) and setting_matches(setting, params, row_method, row_task)
-        for setting, row_method, row_task in zip(cells["setting"], cells["method"], cells["task"])
-    ]
-    cells = cells[pd.Series(fits, index=cells.index, dtype=bool)]
+    # Decided once per (setting, method, task): a table row repeats them in every language cell.
+    rows = list(zip(cells["setting"], cells["method"], cells["task"]))
+    fits = {
+        (setting, row_method, row_task): fits_objective(setting, method)
+        and setting_matches(setting, params, row_method, row_task)
+        for setting, row_method, row_task in set(rows)
+    }
+    cells = cells[pd.Series([fits[row] for row in rows], index=cells.index, dtype=bool)]
     return cells.assign(
         our_lang=[our_lang(lang, setting) for lang, setting in zip(cells["lang"], cells["setting"])]
     )

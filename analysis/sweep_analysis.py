@@ -321,7 +321,8 @@ def _our_rows(
             if not marks.empty
             else marks
         )
-        row = [_marked_cell(means, config_marks, lang, metric) for lang in languages]
+        lang_marks = _marks_by_lang(config_marks, metric)
+        row = [_marked_cell(means, lang_marks, lang) for lang in languages]
         average = (
             f"{100 * means.reindex(languages).mean():.1f}"
             if means.index.isin(languages).sum() == len(languages)
@@ -331,15 +332,19 @@ def _our_rows(
     return rows
 
 
-def _marked_cell(means: pd.Series, config_marks: pd.DataFrame, lang: str, metric: str) -> str:
-    """The mean in percent with its marks (``*`` before ``**``); – when not measured."""
+def _marks_by_lang(config_marks: pd.DataFrame, metric: str) -> dict[str, str]:
+    """Per language, one configuration's marks on ``metric`` (``*`` before ``**``)."""
+    if config_marks.empty:
+        return {}
+    found = config_marks[config_marks["metric"].isna() | (config_marks["metric"] == metric)]
+    return {lang: "".join(sorted(marks, key=len)) for lang, marks in found.groupby("lang")["mark"]}
+
+
+def _marked_cell(means: pd.Series, lang_marks: dict[str, str], lang: str) -> str:
+    """The mean in percent with its marks; – when not measured."""
     if lang not in means.index:
         return "–"
-    found = config_marks[config_marks["lang"] == lang] if not config_marks.empty else config_marks
-    found = (
-        found[found["metric"].isna() | (found["metric"] == metric)] if not found.empty else found
-    )
-    return f"{100 * means[lang]:.1f}{''.join(sorted(found['mark'], key=len))}"
+    return f"{100 * means[lang]:.1f}{lang_marks.get(lang, '')}"
 
 
 def sweep_verdict(

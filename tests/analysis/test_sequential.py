@@ -201,16 +201,21 @@ def test_sequential_seeds_are_refused_for_the_search_strategy():
 
 @pytest.mark.slow
 def test_the_smoke_demo_with_sequential_seeds_spends_fewer_trials(tmp_path):
-    """`python sweeps/ear_xnli.py --preset smoke --set seeds=auto`, as the issue asks."""
+    """`python sweeps/ear_xnli.py --preset smoke --set seeds=auto`, as the issue asks, on
+    settings small enough to be quick that still run a second round."""
     import json
 
     from mlflow.tracking import MlflowClient
-    from sweep_helpers import run_smoke_sweep
+    from sweep_helpers import SEQUENTIAL_SETTINGS, run_smoke_sweep, set_arguments
 
     from analysis.collect import find_parent_run
     from analysis.sequential import SEQUENTIAL_TAG
 
-    uri, completed = run_smoke_sweep("ear_xnli", tmp_path, "--set", "seeds=auto", timeout=3000)
+    settings = set_arguments(SEQUENTIAL_SETTINGS)
+    # About 2 minutes on an idle 2-core machine; run_smoke_sweep scales the limit.
+    uri, completed = run_smoke_sweep(
+        "ear_xnli", tmp_path, "--set", "seeds=auto", *settings, timeout=300
+    )
     client = MlflowClient(uri)
     parent = find_parent_run(client, "ear_xnli")
     record = json.loads(parent.data.tags[SEQUENTIAL_TAG])
@@ -220,6 +225,13 @@ def test_the_smoke_demo_with_sequential_seeds_spends_fewer_trials(tmp_path):
     assert record["max_trials"] == 15
     assert len(trials) == record["trials"] < record["max_trials"]
     assert {o["decision"] for o in record["configurations"]} <= {"efficacy", "futility", "maximum"}
+    # Both EAR configurations were decided, and at least one after a second round.
+    assert len(record["configurations"]) == 2
+    assert max(o["rounds"] for o in record["configurations"]) >= 2
+    # A first round of 3 seeds for the 3 configurations, then each continuing configuration's
+    # extra seeds, run beside the baseline's (as many as the longest-running one's).
+    extra_seeds = [o["seeds"] - 3 for o in record["configurations"]]
+    assert len(trials) == 3 * 3 + sum(extra_seeds) + max(extra_seeds)
     report = next((tmp_path / "reports" / "ear_xnli").glob("*/report.md")).read_text()
     assert "## Sequential seeds" in report and "Lan-DeMets O'Brien-Fleming" in report
     assert f"Trials run: {record['trials']} of at most 15" in report

@@ -3,6 +3,7 @@ artifacts at scale (analysis.collect.ExampleScores): read in place, once, withou
 `get_run` per trial when the search gave the artifact locations, packed in memory."""
 
 import array
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -98,6 +99,18 @@ def test_payload_is_packed_and_reads_as_the_lists_did(tmp_path):
     one_label = {"predictions": [1] * len(LABELS), "labels": LABELS}
     packed = {key: array.array("b", values) for key, values in one_label.items()}
     assert one_class(packed) == one_class(one_label) == "1"
+
+
+def test_a_payload_with_nan_reads_as_the_json_module_reads_it(tmp_path):
+    """json.dumps writes NaN (a metric of an empty set), which orjson alone refuses."""
+    client, experiment, _ = _store(tmp_path)
+    run_id = client.search_runs([experiment], "tags.`xlt.role` = 'trial'")[0].info.run_id
+    client.log_dict(
+        run_id, {"value": math.nan, "scores": [1.0, math.nan]}, "predictions/dev-de.json"
+    )
+    payload = ExampleScores(client).payload(run_id, "dev", "de")
+    assert math.isnan(payload["value"])
+    assert payload["scores"][0] == 1.0 and math.isnan(payload["scores"][1])
 
 
 def test_a_run_without_scores_is_named_each_time_it_is_asked(tmp_path):
