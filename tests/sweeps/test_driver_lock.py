@@ -125,12 +125,16 @@ def test_a_second_driver_during_a_running_sweep_is_refused_and_the_first_finishe
     """Issue 22 item 4: `S --resume` and `S` while S runs exit 2 at once, naming the running
     driver's pid; S finishes normally with one FINISHED run per trial."""
     uri = sqlite_uri(tmp_path)
-    # Long enough (several evaluations per trial) to outlast the second drivers' start-up.
+    # Several evaluations per trial: the sweep is still running when the pause below comes.
     longer = ["--set", "max_train_examples=600", "--set", "evals_per_epoch=3"]
     args = ["--tracking-uri", uri, "--set", "seeds=0", *TINY, *ONE_EAR, *longer]
     first = start_script(tmp_path, *args)
     try:
         wait_for(lambda: child_runs(uri), 300, "the first driver's first trial run")
+        # Paused (its lock held, as a stopped process keeps its files) while the second
+        # drivers start: on a loaded machine their start-up outlasted the whole sweep, and
+        # the second took the lock the finished first had released.
+        os.kill(first.pid, signal.SIGSTOP)
         seconds = [
             subprocess.Popen(
                 [sys.executable, str(SCRIPT), *args, *extra],
@@ -148,6 +152,7 @@ def test_a_second_driver_during_a_running_sweep_is_refused_and_the_first_finishe
             assert len(lines) == 1 and f"(pid {first.pid} on " in lines[0], err
             assert "experiment ear_xnli" in lines[0]
         assert first.poll() is None, "the first driver ended before the second ones were refused"
+        os.kill(first.pid, signal.SIGCONT)
         assert first.wait(timeout=scaled_timeout(600)) == 0, (tmp_path / "driver.log").read_text()[
             -3000:
         ]
