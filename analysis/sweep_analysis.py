@@ -285,7 +285,7 @@ def paper_style_tables(
         split_scores = scores[(scores["split"] == split) & scores["lang"].isin(languages)]
         for metric in sorted(split_scores["metric"].unique()):
             cells = split_scores[split_scores["metric"] == metric]
-            ours = _our_rows(cells, marks, split, metric, languages, roles)
+            ours = _our_rows(cells, _cell_marks(marks, split, metric), languages, roles)
             paper_rows = paper_table_rows(
                 sweep_cells(trials, published, task, model, split, metric), languages
             )
@@ -303,9 +303,7 @@ def paper_style_tables(
 
 def _our_rows(
     cells: pd.DataFrame,
-    marks: pd.DataFrame,
-    split: str,
-    metric: str,
+    cell_marks: dict[tuple[str, str], str],
     languages: list[str],
     roles: _RowRoles,
 ) -> list[tuple[str, list[str]]]:
@@ -316,13 +314,10 @@ def _our_rows(
     rows = []
     for config in configs:
         means = cells[cells["config_key"] == config.config_key].set_index("lang")["mean"]
-        config_marks = (
-            marks[(marks["config_key"] == config.config_key) & (marks["split"] == split)]
-            if not marks.empty
-            else marks
-        )
-        lang_marks = _marks_by_lang(config_marks, metric)
-        row = [_marked_cell(means, lang_marks, lang) for lang in languages]
+        row = [
+            _marked_cell(means, cell_marks.get((config.config_key, lang), ""), lang)
+            for lang in languages
+        ]
         average = (
             f"{100 * means.reindex(languages).mean():.1f}"
             if means.index.isin(languages).sum() == len(languages)
@@ -332,19 +327,23 @@ def _our_rows(
     return rows
 
 
-def _marks_by_lang(config_marks: pd.DataFrame, metric: str) -> dict[str, str]:
-    """Per language, one configuration's marks on ``metric`` (``*`` before ``**``)."""
-    if config_marks.empty:
+def _cell_marks(marks: pd.DataFrame, split: str, metric: str) -> dict[tuple[str, str], str]:
+    """(config_key, lang) -> the marks of one table's cell (``*`` before ``**``), looked up
+    once per table rather than filtered for every cell."""
+    if marks.empty:
         return {}
-    found = config_marks[config_marks["metric"].isna() | (config_marks["metric"] == metric)]
-    return {lang: "".join(sorted(marks, key=len)) for lang, marks in found.groupby("lang")["mark"]}
+    found = marks[
+        (marks["split"] == split) & (marks["metric"].isna() | (marks["metric"] == metric))
+    ]
+    grouped = found.groupby(["config_key", "lang"])["mark"]
+    return {cell: "".join(sorted(group, key=len)) for cell, group in grouped}
 
 
-def _marked_cell(means: pd.Series, lang_marks: dict[str, str], lang: str) -> str:
+def _marked_cell(means: pd.Series, mark: str, lang: str) -> str:
     """The mean in percent with its marks; – when not measured."""
     if lang not in means.index:
         return "–"
-    return f"{100 * means[lang]:.1f}{lang_marks.get(lang, '')}"
+    return f"{100 * means[lang]:.1f}{mark}"
 
 
 def sweep_verdict(

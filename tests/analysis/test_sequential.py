@@ -212,10 +212,7 @@ def test_the_smoke_demo_with_sequential_seeds_spends_fewer_trials(tmp_path):
     from analysis.sequential import SEQUENTIAL_TAG
 
     settings = set_arguments(SEQUENTIAL_SETTINGS)
-    # About 2 minutes on an idle 2-core machine; run_smoke_sweep scales the limit.
-    uri, completed = run_smoke_sweep(
-        "ear_xnli", tmp_path, "--set", "seeds=auto", *settings, timeout=300
-    )
+    uri, completed = run_smoke_sweep("ear_xnli", tmp_path, "--set", "seeds=auto", *settings)
     client = MlflowClient(uri)
     parent = find_parent_run(client, "ear_xnli")
     record = json.loads(parent.data.tags[SEQUENTIAL_TAG])
