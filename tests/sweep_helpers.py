@@ -2,6 +2,7 @@
 
 import fcntl
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -145,12 +146,22 @@ def run_command(
         text=True,
         timeout=scaled_timeout(timeout),
     )
-    assert completed.returncode == 0, (
-        f"{' '.join(argv)} exited {completed.returncode}:\n"
+    assert completed.returncode == 0, f"{' '.join(argv)} {what_went_wrong(completed)}"
+    return completed
+
+
+def what_went_wrong(completed: subprocess.CompletedProcess) -> str:
+    """A failed command's exit status, the lines of its output that name a failure (a failed
+    trial's one line is often far above the tail), then the tails of its output."""
+    output = completed.stdout + completed.stderr
+    named = [line for line in output.splitlines() if re.search(r"failed:|Error\b|Traceback", line)]
+    return (
+        f"exited {completed.returncode}; lines naming a failure:\n"
+        + "\n".join(named[:40])
+        + "\n--- the output's tails ---\n"
         + completed.stdout[-3000:]
         + completed.stderr[-3000:]
     )
-    return completed
 
 
 def run_smoke_sweep(

@@ -326,7 +326,9 @@ def test_four_trials_per_gpu_never_more(tmp_path):
             json.dumps({"start": start, "end": time.time(), "gpus": ray.get_gpu_ids()})
         )
 
-    ray.init(num_cpus=8, num_gpus=1, include_dashboard=False)
+    # "local": a plain ray.init() would attach to the last cluster another test or a `ray start`
+    # recorded in /tmp/ray/ray_current_cluster (CI met one), and refuse num_cpus/num_gpus.
+    ray.init(address="local", num_cpus=8, num_gpus=1, include_dashboard=False)
     try:
         resources = trial_resources(None, 4, ray.cluster_resources())
         assert resources == {"cpu": 2, "gpu": 0.25}

@@ -18,7 +18,15 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import scaled_timeout
-from sweep_helpers import ONE_EAR, SCRIPT, TINY, child_runs, parent_runs, sqlite_uri
+from sweep_helpers import (
+    ONE_EAR,
+    SCRIPT,
+    TINY,
+    child_runs,
+    parent_runs,
+    sqlite_uri,
+    what_went_wrong,
+)
 
 from sweeps import saved_state, storage_checks
 from sweeps.runner import SweepOptions, SweepPhases, _stopped
@@ -371,7 +379,7 @@ def test_a_disk_full_mid_sweep_stops_resumably_and_resume_finishes(tmp_path):
         )
 
     full = run()
-    assert full.returncode == 3, full.stdout[-3000:] + full.stderr[-3000:]
+    assert full.returncode == 3, what_went_wrong(full)
     last_lines = full.stderr.strip().splitlines()[-2:]
     assert last_lines[0].startswith("error: the disk is full"), full.stderr[-3000:]
     assert last_lines[1].endswith("--resume")
@@ -384,7 +392,7 @@ def test_a_disk_full_mid_sweep_stops_resumably_and_resume_finishes(tmp_path):
 
     marker.unlink()  # space returns
     resumed = run("--resume")
-    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert resumed.returncode == 0, what_went_wrong(resumed)
     runs = child_runs(uri)
     assert len(runs) == 4 and all(run.info.status == "FINISHED" for run in runs)
     assert len({(r.data.tags[CONFIG_KEY_TAG], r.data.params["seed"]) for r in runs}) == 4

@@ -25,6 +25,7 @@ from sweep_helpers import (
     smoke_spec,
     start_script,
     wait_for,
+    what_went_wrong,
 )
 
 from analysis.collect import collect_trials
@@ -103,7 +104,7 @@ def searched(tmp_path_factory):
         text=True,
         timeout=scaled_timeout(600),
     )
-    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert resumed.returncode == 0, what_went_wrong(resumed)
     assert "Resuming sweep" in resumed.stdout
     return workdir, uri, before
 
