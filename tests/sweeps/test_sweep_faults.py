@@ -32,7 +32,7 @@ from sweep_helpers import (
 )
 
 from sweeps import tracking
-from sweeps.runner import SweepOptions, check_sweep, run_sweep
+from sweeps.runner import LOCAL_RAY_CONFIG, SweepOptions, check_sweep, run_sweep
 from sweeps.trainable import NODE_TAG, RESUMED_TAG
 from xlt_schema import CONFIG_KEY_TAG, FAILURE_TAG, TRIAL_ID_TAG
 
@@ -67,8 +67,15 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
 
     import ray
 
+    # Its nodes run trials at normal priority, as a local sweep's do: at Ray's default
+    # niceness (15) the trials got a few per cent of a core beside other work (517 s loaded).
     cluster = Cluster(
-        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 0,
+            "include_dashboard": False,
+            "_system_config": LOCAL_RAY_CONFIG,
+        },
     )
     # The driver attaches to the head (the only node yet): Ray refuses to remove the driver's node.
     cluster.connect()
