@@ -1,5 +1,7 @@
 import math
 import os
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -29,6 +31,20 @@ def scaled_timeout(base_s: float) -> float:
     if not (math.isfinite(scale) and scale > 0):
         raise pytest.UsageError(f"{TIMEOUT_SCALE_VARIABLE}={raw!r}: a positive number, e.g. 3")
     return max(base_s * scale, MIN_TIMEOUT_S)
+
+
+def what_went_wrong(completed: subprocess.CompletedProcess) -> str:
+    """A failed command's exit status, the lines of its output that name a failure (a failed
+    trial's one line is often far above the tail), then the tails of its output."""
+    output = completed.stdout + completed.stderr
+    named = [line for line in output.splitlines() if re.search(r"failed:|Error\b|Traceback", line)]
+    return (
+        f"exited {completed.returncode}; lines naming a failure:\n"
+        + "\n".join(named[:40])
+        + "\n--- the output's tails ---\n"
+        + completed.stdout[-3000:]
+        + completed.stderr[-3000:]
+    )
 
 
 # The shared data samples beside the repository (`../shared/data` from its root).

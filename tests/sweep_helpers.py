@@ -2,7 +2,6 @@
 
 import fcntl
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -11,7 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import scaled_timeout
+from conftest import scaled_timeout, what_went_wrong
 from mlflow.tracking import MlflowClient
 
 from xlt_schema import PARENT_ROLE, ROLE_TAG, TRIAL_ROLE
@@ -148,20 +147,6 @@ def run_command(
     )
     assert completed.returncode == 0, f"{' '.join(argv)} {what_went_wrong(completed)}"
     return completed
-
-
-def what_went_wrong(completed: subprocess.CompletedProcess) -> str:
-    """A failed command's exit status, the lines of its output that name a failure (a failed
-    trial's one line is often far above the tail), then the tails of its output."""
-    output = completed.stdout + completed.stderr
-    named = [line for line in output.splitlines() if re.search(r"failed:|Error\b|Traceback", line)]
-    return (
-        f"exited {completed.returncode}; lines naming a failure:\n"
-        + "\n".join(named[:40])
-        + "\n--- the output's tails ---\n"
-        + completed.stdout[-3000:]
-        + completed.stderr[-3000:]
-    )
 
 
 def run_smoke_sweep(

@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import scaled_timeout
+from conftest import scaled_timeout, what_went_wrong
 
 REPO = Path(__file__).resolve().parents[2]
 # `benchmarks` is a folder of the repository, not an installed package.
@@ -47,7 +47,7 @@ def run_suite(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
         text=True,
         timeout=scaled_timeout(timeout),
     )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert completed.returncode == 0, what_went_wrong(completed)
     assert "ERROR" not in completed.stdout
     return completed
 

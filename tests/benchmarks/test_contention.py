@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import scaled_timeout
+from conftest import scaled_timeout, what_went_wrong
 
 REPO = Path(__file__).resolve().parents[2]
 # `benchmarks` is a folder of the repository, not an installed package.
@@ -98,7 +98,7 @@ def test_quick_contention_case_prints_its_lines():
         text=True,
         timeout=scaled_timeout(400),
     )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert done.returncode == 0, what_went_wrong(done)
     for line in (
         "trial wall, quiet (quick",
         "trial slowdown beside 2 busy loops on",

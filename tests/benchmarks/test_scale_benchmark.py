@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import scaled_timeout
+from conftest import scaled_timeout, what_went_wrong
 from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Param
@@ -146,7 +146,7 @@ def test_quick_scale_case_reports_every_store_and_the_growth_exponents():
         text=True,
         timeout=scaled_timeout(900),
     )
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert completed.returncode == 0, what_went_wrong(completed)
     out = completed.stdout
     for size in ("4 trials", "8 trials", "4 trials, robust, generalized pairs"):
         for line in ("report seconds", "report peak RSS", "compare seconds"):

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import scaled_timeout
+from conftest import scaled_timeout, what_went_wrong
 
 from benchmarks.scale_store import StorePlan, build_store
 
@@ -63,7 +63,7 @@ def test_analysis_only_install_reports_without_torch_or_ray(tmp_path):
     python = str(venv / "bin" / "python")
     constraints = str(source / "constraints.txt")
     installed = run([python, "-m", "pip", "install", str(source), "-c", constraints], tmp_path, 600)
-    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-3000:]
+    assert installed.returncode == 0, what_went_wrong(installed)
     install_s = time.monotonic() - started
 
     for absent in ("torch", "ray"):
@@ -78,7 +78,7 @@ def test_analysis_only_install_reports_without_torch_or_ray(tmp_path):
     report = [python, "-m", "analysis", "report", "--experiment", experiment]
     report += ["--tracking-uri", uri, "--out", str(out)]
     reported = run(report, tmp_path, 300)
-    assert reported.returncode == 0, reported.stdout[-3000:] + reported.stderr[-3000:]
+    assert reported.returncode == 0, what_went_wrong(reported)
     assert (out / "report.md").is_file(), reported.stdout[-3000:]
     venv_mb = sum(f.stat().st_size for f in venv.rglob("*") if f.is_file()) / 2**20
     total_s = time.monotonic() - started

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import scaled_timeout
+from conftest import scaled_timeout, what_went_wrong
 from sweep_helpers import (
     ONE_EAR,
     SCRIPT,
@@ -25,7 +25,6 @@ from sweep_helpers import (
     child_runs,
     parent_runs,
     sqlite_uri,
-    what_went_wrong,
 )
 
 from sweeps import saved_state, storage_checks

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import optuna
 import pytest
-from conftest import scaled_timeout
+from conftest import scaled_timeout, what_went_wrong
 from mlflow.tracking import MlflowClient
 from sweep_helpers import (
     SCRIPT,
@@ -25,7 +25,6 @@ from sweep_helpers import (
     smoke_spec,
     start_script,
     wait_for,
-    what_went_wrong,
 )
 
 from analysis.collect import collect_trials
