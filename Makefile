@@ -46,15 +46,16 @@ lint: $(INSTALLED)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-test: lint
-	$(PY) -m pytest
-
-# The fast tier runs in parallel: one pytest-xdist worker per CPU (TEST_WORKERS), each with one
-# torch thread (more threads than cores slow every step down). The whole suite stays serial:
-# its sweeps start Ray and use every core themselves.
+# Both run in parallel: one pytest-xdist worker per CPU (TEST_WORKERS), each with one torch
+# thread (more threads than cores slow every step down). The whole suite hands out whole
+# files, slow ones first (tests/conftest.py), so that a module's shared sweep runs once.
 TEST_WORKERS ?= auto
+PYTEST_PARALLEL = OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS)
+test: lint
+	$(PYTEST_PARALLEL) --dist loadfile --no-loadscope-reorder
+
 test-fast: lint
-	OMP_NUM_THREADS=1 $(PY) -m pytest -m "not slow" -n $(TEST_WORKERS)
+	$(PYTEST_PARALLEL) -m "not slow"
 
 # `make bench`: the benchmark suite (docs/benchmarks.md; its paper-scale cases take many minutes):
 # per case the figure, its target and PASS / MISS; the table is appended to docs/benchmarks.md.

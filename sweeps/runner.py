@@ -37,7 +37,12 @@ from sweeps.resources import (
     trial_resources,
 )
 from sweeps.run_context import system_tags
-from sweeps.saved_state import check_saved_state, errored_by_full_disk, unrestorable
+from sweeps.saved_state import (
+    check_saved_state,
+    errored_by_full_disk,
+    recover_deleted_checkpoints,
+    unrestorable,
+)
 from sweeps.storage_checks import (
     QuietDiskFull,
     StorageFull,
@@ -455,6 +460,7 @@ class SweepPhases:
         if not tune.Tuner.can_restore(path):
             return None
         trials = check_saved_state(path, planned)
+        recover_deleted_checkpoints(trials)
         full_disk = [t for t in trials if t.status == "ERROR" and errored_by_full_disk(t)]
         self.restored_phases.add(phase)
         logger.info(

@@ -5,17 +5,24 @@ or a killed driver can leave a file cut short (a full disk: at exactly 4,096 byt
 restore from it once ran a trial with an empty configuration. Here every state file must
 load, every saved trial's space must be a whole `TrialRequest`, and a grid phase must hold
 all its trials; otherwise the sweep is refused in one line (DataError) before any trial.
+
+A killed driver can also leave a state that names a checkpoint Tune has already deleted
+(`recover_deleted_checkpoints`): the trial then continues from the newer one that replaced it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import pickle
 from pathlib import Path
 
 from sweeps.storage_checks import DISK_FULL_TEXTS
 from sweeps.trial_request import TrialRequest
 from xlt_core.errors import DataError
+
+logger = logging.getLogger(__name__)
+CHECKPOINT_PREFIX = "checkpoint_"  # Tune's checkpoint_000003: zero-padded, so names sort
 
 
 def check_saved_state(path: str, planned: int | None):
@@ -34,6 +41,42 @@ def check_saved_state(path: str, planned: int | None):
     if planned is not None and len(trials) != planned:
         raise unrestorable(path, f"it holds {len(trials)} of the phase's {planned} trials")
     return trials
+
+
+def recover_deleted_checkpoints(trials) -> None:
+    """Let each unfinished trial whose saved state names a deleted checkpoint continue from
+    the one that replaced it.
+
+    With `CheckpointConfig(num_to_keep=1)` Tune deletes a trial's checkpoint as soon as it
+    registers the next one, and only then saves its experiment state (and uploads it in the
+    background). A driver killed in between leaves a state naming `checkpoint_k`, which is
+    gone, beside `checkpoint_k+1`: `Tuner.restore` then fails that trial on every attempt
+    ("does not exist on storage anymore"). Tune deleted k only because k+1 was complete (a
+    trial reports a checkpoint after writing it), so k+1 is renamed k and the trial continues
+    from it; Tune's own iteration count for that trial then runs one evaluation behind its
+    model (ASHA's rungs read it; the trial's MLflow steps are the model's own). A newer
+    folder still (written by the trial after the driver died) was never registered, and Tune
+    writes over it. Checkpoints on remote storage are left to Tune."""
+    for trial in trials:
+        checkpoint = trial.checkpoint
+        if trial.status == "TERMINATED" or checkpoint is None or "://" in str(trial.path):
+            continue
+        named = Path(trial.path, Path(checkpoint.path).name)
+        if named.exists():
+            continue
+        newer = sorted(
+            folder
+            for folder in named.parent.glob(f"{CHECKPOINT_PREFIX}*")
+            if folder.is_dir() and folder.name > named.name
+        )
+        if not newer:
+            continue  # nothing to continue from: Tune's own error says which checkpoint is gone
+        newer[0].rename(named)
+        logger.warning(
+            f"Trial {trial.trial_id}: its saved state names {named.name}, which Tune deleted "
+            f"when {newer[0].name} replaced it, just before the driver stopped; continuing "
+            f"from {newer[0].name}"
+        )
 
 
 def check_state_files(folder: Path) -> None:

@@ -103,3 +103,13 @@ def adjust_xnli_smoke(tmp_path_factory):
 
     workdir = tmp_path_factory.mktemp("adjust_xnli")
     return run_shared_sweep("adjust_xnli", workdir, ADJUST_SETTINGS)
+
+
+def pytest_collection_modifyitems(items):
+    """Slow tests first. `make test` hands whole files to its pytest-xdist workers in the
+    order of their first test (`--dist loadfile --no-loadscope-reorder`), so the files with
+    sweeps start first and both workers end on short tests, rather than one running a sweep
+    while the other waits. By file, since a worker runs a module's shared fixture (a sweep)
+    for the tests it is sent: pytest-xdist's finer `--dist loadgroup` has no effect under
+    pytest 9 (its group suffix is written to a node attribute pytest no longer reads)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

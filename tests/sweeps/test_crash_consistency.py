@@ -210,6 +210,56 @@ def test_trials_that_errored_on_a_full_disk_are_told_apart(tmp_path):
     assert not saved_state.errored_by_full_disk(_saved_trial({}))
 
 
+def _trial_folder(tmp_path: Path, *checkpoints: str) -> Path:
+    folder = tmp_path / "run_tracked_trial_0295eb62_1"
+    for name in checkpoints:
+        (folder / name).mkdir(parents=True)
+        (folder / name / "step.txt").write_text(name)
+    return folder
+
+
+def _named_checkpoint(folder: Path, name: str, status: str = "RUNNING") -> SimpleNamespace:
+    """A trial as Tune saved it, naming `name` as its latest checkpoint (the path Tune keeps
+    is the one it wrote, wherever the folder is now)."""
+    return SimpleNamespace(
+        trial_id="0295eb62",
+        status=status,
+        path=str(folder),
+        checkpoint=SimpleNamespace(path=f"/elsewhere/{folder.name}/{name}"),
+    )
+
+
+def test_a_checkpoint_deleted_before_the_state_was_saved_is_replaced_by_its_successor(
+    tmp_path, caplog
+):
+    """What CI and a quiet `make test` met (tests/sweeps/test_sweep_search.py, driver killed):
+    the state named checkpoint_000002, Tune had deleted it on registering checkpoint_000003,
+    and every restore of the trial failed. The trial continues from checkpoint_000003; a newer
+    folder the trial wrote after the driver died is left for Tune to write over."""
+    folder = _trial_folder(tmp_path, "checkpoint_000003", "checkpoint_000004")
+    saved_state.recover_deleted_checkpoints([_named_checkpoint(folder, "checkpoint_000002")])
+    assert sorted(p.name for p in folder.iterdir()) == ["checkpoint_000002", "checkpoint_000004"]
+    assert (folder / "checkpoint_000002" / "step.txt").read_text() == "checkpoint_000003"
+    assert "names checkpoint_000002, which Tune deleted when checkpoint_000003" in caplog.text
+
+
+def test_checkpoints_that_exist_or_cannot_be_replaced_are_left_alone(tmp_path, caplog):
+    present = _trial_folder(tmp_path / "a", "checkpoint_000001", "checkpoint_000002")
+    older_only = _trial_folder(tmp_path / "b", "checkpoint_000000")
+    finished = _trial_folder(tmp_path / "c", "checkpoint_000005")
+    before = {f: sorted(p.name for p in f.iterdir()) for f in (present, older_only, finished)}
+    saved_state.recover_deleted_checkpoints(
+        [
+            _named_checkpoint(present, "checkpoint_000001"),
+            _named_checkpoint(older_only, "checkpoint_000001"),  # nothing newer to go on from
+            _named_checkpoint(finished, "checkpoint_000004", status="TERMINATED"),
+            SimpleNamespace(status="PENDING", checkpoint=None, path=str(tmp_path / "d")),
+        ]
+    )
+    assert {f: sorted(p.name for p in f.iterdir()) for f in before} == before
+    assert "Tune deleted" not in caplog.text
+
+
 # --- nothing complete that did not run -----------------------------------------------------
 
 

@@ -60,7 +60,9 @@ def test_the_parent_row_shows_mean_and_std_per_configuration(ear_xnli_smoke):
 
 
 @pytest.mark.slow
-def test_a_trials_model_loads_as_the_champion_with_mlflows_loaders(ear_xnli_smoke, tmp_path):
+def test_a_trials_model_loads_as_the_champion_with_mlflows_loaders(
+    ear_xnli_smoke, tmp_path, monkeypatch
+):
     sweep = ear_xnli_smoke.copy_to(tmp_path / "copy")  # registering writes to the store
     client = MlflowClient(sweep.uri)
     parent = parent_runs(sweep.uri)[0]
@@ -68,15 +70,12 @@ def test_a_trials_model_loads_as_the_champion_with_mlflows_loaders(ear_xnli_smok
     stamp = SweepStamp(parent.info.run_id, parent.info.end_time, complete=True)
     registered = register_champion(client, trial.info.run_id, "ear_xnli", stamp, allow_worse=True)
     assert registered.registered, registered.reason
-    previous = mlflow.get_tracking_uri(), mlflow.get_registry_uri()
-    mlflow.set_tracking_uri(sweep.uri)
-    mlflow.set_registry_uri(sweep.uri)
-    try:
-        pipeline = mlflow.transformers.load_model("models:/ear_xnli@champion")
-        predicted = pipeline(PAIRS)
-        scored = mlflow.pyfunc.load_model("models:/ear_xnli@champion").predict(pd.DataFrame(PAIRS))
-    finally:
-        mlflow.set_tracking_uri(previous[0])
-        mlflow.set_registry_uri(previous[1])
+    # Through the environment, which monkeypatch restores: mlflow.set_registry_uri(previous)
+    # would pin the registry of every later MlflowClient in this process to `previous`.
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", sweep.uri)
+    monkeypatch.setenv("MLFLOW_REGISTRY_URI", sweep.uri)
+    pipeline = mlflow.transformers.load_model("models:/ear_xnli@champion")
+    predicted = pipeline(PAIRS)
+    scored = mlflow.pyfunc.load_model("models:/ear_xnli@champion").predict(pd.DataFrame(PAIRS))
     assert [row["label"] for row in predicted] == list(scored["label"])
     assert set(scored["label"]) <= set(XNLI_LABELS) and len(scored) == 2
