@@ -115,6 +115,14 @@ def cpu_count() -> int:
     return available_cpus()
 
 
+def status_bytes(field: str) -> int:
+    """A memory figure of this process from `/proc/self/status` (`VmRSS`, `VmHWM`), in bytes.
+    `VmHWM` is the peak of this process's own memory since its exec; `ru_maxrss` is not: it
+    keeps the peak of whatever process forked it, across the exec."""
+    text = Path("/proc/self/status").read_text()
+    return int(re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE).group(1)) * 1024
+
+
 def cpu_model() -> str:
     try:
         text = Path("/proc/cpuinfo").read_text()

@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import gc
 import json
-import re
 import resource
 import subprocess
 import sys
 from pathlib import Path
 from typing import Iterator
 
-from benchmarks.common import REPO, Result, Settings, measured
+from benchmarks.common import REPO, Result, Settings, measured, status_bytes
 
 ROWS, WIDTH = 32, 64
 OBJECTIVES = ("finetune", "ear", "adv", "rs_rp", "rs_da")  # as workload.OBJECTIVE_NAMES
@@ -57,11 +56,6 @@ def peak_memory(settings: Settings) -> Iterator[Result]:
             note=f"width {report['width']}; peak RSS {report['peak'] / MIB:.0f} MiB, "
             f"{report['before'] / MIB:.0f} MiB before the step; {report['how']}",
         )
-
-
-def _status_bytes(field: str) -> int:
-    text = Path("/proc/self/status").read_text()
-    return int(re.search(rf"^{field}:\s+(\d+) kB", text, re.MULTILINE).group(1)) * 1024
 
 
 def _reset_peak() -> bool:
@@ -94,10 +88,10 @@ def _worker(method: str, scratch: Path, data_dir: Path, quick: bool) -> dict:
     trainer.step(objective, training_set, [narrowest])
     gc.collect()
     reset = _reset_peak()
-    before = _status_bytes("VmRSS")
+    before = status_bytes("VmRSS")
     trainer.step(objective, training_set, indices)
     if reset:
-        peak, how = _status_bytes("VmHWM"), "VmHWM reset before the step"
+        peak, how = status_bytes("VmHWM"), "VmHWM reset before the step"
     else:  # ru_maxrss is in KiB on Linux
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         how = "ru_maxrss (includes building the model)"
