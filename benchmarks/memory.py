@@ -10,8 +10,9 @@ in training), then resets the kernel's peak-RSS mark (`/proc/self/clear_refs` = 
 RSS, takes the measured step and reads the peak (`VmHWM` in `/proc/self/status`). Growth =
 peak - RSS before the step: what the step itself adds (activations, the new gradients,
 temporaries). torch offers no CPU allocator statistics. Where the peak mark cannot be
-reset, the worker reads `resource.getrusage`'s `ru_maxrss` instead, which then also covers
-what building the model took (the note says so).
+reset, `VmHWM` is the worker's peak since it started, which then also covers what building
+the model took (the note says so); never `ru_maxrss`, which keeps the peak of the process that
+started the worker (`benchmarks.common.status_bytes`).
 
     python -m benchmarks.memory OBJECTIVE SCRATCH_DIR DATA_DIR [--quick]   # the worker
 """
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import gc
 import json
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -90,11 +90,8 @@ def _worker(method: str, scratch: Path, data_dir: Path, quick: bool) -> dict:
     reset = _reset_peak()
     before = status_bytes("VmRSS")
     trainer.step(objective, training_set, indices)
-    if reset:
-        peak, how = status_bytes("VmHWM"), "VmHWM reset before the step"
-    else:  # ru_maxrss is in KiB on Linux
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        how = "ru_maxrss (includes building the model)"
+    peak = status_bytes("VmHWM")
+    how = "VmHWM reset before the step" if reset else "VmHWM (includes building the model)"
     return {
         "before": before,
         "peak": peak,

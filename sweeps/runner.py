@@ -460,7 +460,7 @@ class SweepPhases:
         if not tune.Tuner.can_restore(path):
             return None
         trials = check_saved_state(path, planned)
-        recover_deleted_checkpoints(trials)
+        recover_deleted_checkpoints(path, trials)
         full_disk = [t for t in trials if t.status == "ERROR" and errored_by_full_disk(t)]
         self.restored_phases.add(phase)
         logger.info(

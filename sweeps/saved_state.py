@@ -43,7 +43,7 @@ def check_saved_state(path: str, planned: int | None):
     return trials
 
 
-def recover_deleted_checkpoints(trials) -> None:
+def recover_deleted_checkpoints(path: str, trials) -> None:
     """Let each unfinished trial whose saved state names a deleted checkpoint continue from
     the one that replaced it.
 
@@ -56,10 +56,13 @@ def recover_deleted_checkpoints(trials) -> None:
     from it; Tune's own iteration count for that trial then runs one evaluation behind its
     model (ASHA's rungs read it; the trial's MLflow steps are the model's own). A newer
     folder still (written by the trial after the driver died) was never registered, and Tune
-    writes over it. Checkpoints on remote storage are left to Tune."""
+    writes over it. `path`: the phase's experiment; on remote storage (a URI) the
+    checkpoints are left to Tune (a trial's `path` there is a bucket path, without a scheme)."""
+    if "://" in path:
+        return
     for trial in trials:
         checkpoint = trial.checkpoint
-        if trial.status == "TERMINATED" or checkpoint is None or "://" in str(trial.path):
+        if trial.status == "TERMINATED" or checkpoint is None:
             continue
         named = Path(trial.path, Path(checkpoint.path).name)
         if named.exists():

@@ -232,12 +232,15 @@ def _named_checkpoint(folder: Path, name: str, status: str = "RUNNING") -> Simpl
 def test_a_checkpoint_deleted_before_the_state_was_saved_is_replaced_by_its_successor(
     tmp_path, caplog
 ):
-    """What CI and a quiet `make test` met (tests/sweeps/test_sweep_search.py, driver killed):
+    """What CI and a quiet serial `pytest` met (tests/sweeps/test_sweep_search.py, its driver
+    killed):
     the state named checkpoint_000002, Tune had deleted it on registering checkpoint_000003,
     and every restore of the trial failed. The trial continues from checkpoint_000003; a newer
     folder the trial wrote after the driver died is left for Tune to write over."""
     folder = _trial_folder(tmp_path, "checkpoint_000003", "checkpoint_000004")
-    saved_state.recover_deleted_checkpoints([_named_checkpoint(folder, "checkpoint_000002")])
+    saved_state.recover_deleted_checkpoints(
+        str(tmp_path), [_named_checkpoint(folder, "checkpoint_000002")]
+    )
     assert sorted(p.name for p in folder.iterdir()) == ["checkpoint_000002", "checkpoint_000004"]
     assert (folder / "checkpoint_000002" / "step.txt").read_text() == "checkpoint_000003"
     assert "names checkpoint_000002, which Tune deleted when checkpoint_000003" in caplog.text
@@ -249,12 +252,20 @@ def test_checkpoints_that_exist_or_cannot_be_replaced_are_left_alone(tmp_path, c
     finished = _trial_folder(tmp_path / "c", "checkpoint_000005")
     before = {f: sorted(p.name for p in f.iterdir()) for f in (present, older_only, finished)}
     saved_state.recover_deleted_checkpoints(
+        str(tmp_path),
         [
             _named_checkpoint(present, "checkpoint_000001"),
             _named_checkpoint(older_only, "checkpoint_000001"),  # nothing newer to go on from
             _named_checkpoint(finished, "checkpoint_000004", status="TERMINATED"),
             SimpleNamespace(status="PENDING", checkpoint=None, path=str(tmp_path / "d")),
-        ]
+        ],
+    )
+    # The layout of the deleted checkpoint, but the experiment on remote storage: left to Tune.
+    remote = _trial_folder(tmp_path / "e", "checkpoint_000003")
+    before[remote] = ["checkpoint_000003"]
+    saved_state.recover_deleted_checkpoints(
+        "s3://bucket/ray_results/ear_xnli-smoke-search",
+        [_named_checkpoint(remote, "checkpoint_000002")],
     )
     assert {f: sorted(p.name for p in f.iterdir()) for f in before} == before
     assert "Tune deleted" not in caplog.text
