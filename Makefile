@@ -1,7 +1,7 @@
 # `make demo`: the EAR x XNLI smoke sweep on the embedded default (local Ray, SQLite
 # MLflow, tiny model, synthetic data). `make test`: ruff, then the whole test suite (CI);
-# `make test-fast`: ruff, then the tests not marked slow, in parallel (no Ray, no sweep;
-# docs/usage.md#tests).
+# `make test-fast`: ruff, then the tests not marked slow, in parallel (no Ray, no sweep, no
+# fresh Python process; docs/usage.md#tests).
 # All create .venv first.
 PYTHON ?= python3
 VENV := .venv

@@ -7,9 +7,6 @@ from __future__ import annotations
 from importlib import metadata
 from typing import Mapping
 
-from mlflow.tracking.context.registry import resolve_tags
-from mlflow.utils.mlflow_tags import MLFLOW_GIT_REPO_URL, MLFLOW_USER
-
 from xlt_schema.tracking_store import redact
 
 # The libraries whose versions change a trial's numbers or how it is tracked.
@@ -32,6 +29,9 @@ def library_versions() -> dict[str, str]:
 def system_tags() -> dict[str, str]:
     """MLflow's system tags of this process (a remote's URL without its credentials: a git
     remote may hold a token) and the library versions."""
+    from mlflow.tracking.context.registry import resolve_tags
+    from mlflow.utils.mlflow_tags import MLFLOW_GIT_REPO_URL
+
     tags = resolve_tags()
     if MLFLOW_GIT_REPO_URL in tags:
         tags[MLFLOW_GIT_REPO_URL] = redact(tags[MLFLOW_GIT_REPO_URL])
@@ -41,6 +41,8 @@ def system_tags() -> dict[str, str]:
 def inherited_source_tags(parent_tags: Mapping[str, str]) -> dict[str, str]:
     """The parent run's MLflow source tags (`mlflow.source.*`, `mlflow.user`), for its
     trial runs."""
+    from mlflow.utils.mlflow_tags import MLFLOW_USER
+
     return {
         key: value
         for key, value in parent_tags.items()

@@ -156,6 +156,10 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
         # (MLflow's migrations) are made while Ray starts, and Ray stops while the report is
         # written (`_ray_session`).
         background = stack.enter_context(ThreadPoolExecutor(max_workers=1))
+        # Ray's import first: the thread below then imports MLflow (over a second, for a new
+        # store) while `ray.init` waits for Ray's daemons, rather than before it starts.
+        import ray  # noqa: F401
+
         opening = background.submit(tracking.open_experiment, options.tracking_uri, spec.experiment)
         resumed = None
         if options.resume:  # the store exists (`check_tracking_uri`): open at once
@@ -758,7 +762,9 @@ def _close_parent(client, parent_run_id: str, finished: int) -> None:
 # Ray starts its workers at niceness 15 (its `worker_niceness`): beside any other CPU-bound
 # process a trial then gets a few per cent of a core (measured: 4 % each beside two busy
 # loops, 2026-12-02). Trials are the sweep's work: a local Ray runs them at normal priority.
-LOCAL_RAY_CONFIG = {"worker_niceness": 0}
+# Ray also starts one idle worker per CPU for the first driver; Tune's trial actors never use
+# them (each actor gets a process of its own), so they only took CPU from Ray's start.
+LOCAL_RAY_CONFIG = {"worker_niceness": 0, "prestart_worker_first_driver": False}
 
 
 @contextlib.contextmanager

@@ -14,14 +14,9 @@ import os
 import sqlite3
 import time
 from pathlib import Path
-from typing import Callable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Callable, Mapping, TypeVar
 
 import requests
-from mlflow.entities import Metric, Param, RunTag
-from mlflow.exceptions import MlflowException
-from mlflow.protos.databricks_pb2 import TEMPORARILY_UNAVAILABLE, ErrorCode
-from mlflow.tracking import MlflowClient
-from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME
 
 from xlt_schema import (
     COMPLETE_TAG,
@@ -41,6 +36,12 @@ from xlt_schema import (
 from xlt_schema.lock_file import UnsafeLockFile, open_lock_file
 from xlt_schema.tracking_store import basic_auth, sqlite_problem, take_credentials
 
+# MLflow is imported where it is used: a sweep driver on a new store first imports it in the
+# thread that opens the store (`open_experiment`), while Ray starts (1.2-1.6 s of imports
+# that otherwise come before Ray's start).
+if TYPE_CHECKING:
+    from mlflow.tracking import MlflowClient
+
 logger = logging.getLogger(__name__)
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
@@ -59,8 +60,9 @@ TRACKING_ERRORS = (
     requests.exceptions.Timeout,
     requests.exceptions.RetryError,
 )
-# MLflow's error code for "try again later": an HTTP 503, or its SQL store's OperationalError.
-_UNAVAILABLE = ErrorCode.Name(TEMPORARILY_UNAVAILABLE)
+# MLflow's error code for "try again later" (`ErrorCode.Name(TEMPORARILY_UNAVAILABLE)`): an
+# HTTP 503, or its SQL store's OperationalError.
+_UNAVAILABLE = "TEMPORARILY_UNAVAILABLE"
 
 T = TypeVar("T")
 
@@ -133,6 +135,9 @@ def prepare_store(uri: str) -> None:
     the file can be written. Two sweeps started together on a new file would otherwise both
     create MLflow's tables (as constructing an `MlflowClient` does), and one fails ("table ...
     already exists"). A tracking server: nothing to do."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
     from xlt_core.errors import ConfigError
 
     if not uri.startswith("sqlite:///"):
@@ -178,6 +183,8 @@ def open_experiment(tracking_uri: str, name: str) -> tuple[MlflowClient, str]:
     """A client of the store (its tables made first if it is new: `prepare_store`) and the id
     of experiment `name` in it (`ensure_experiment`)."""
     prepare_store(tracking_uri)
+    from mlflow.tracking import MlflowClient
+
     client = MlflowClient(tracking_uri)
     return client, ensure_experiment(client, name, tracking_uri)
 
@@ -207,6 +214,8 @@ def ensure_experiment(client: MlflowClient, name: str, tracking_uri: str) -> str
 def start_parent_run(
     client: MlflowClient, experiment_id: str, params: Mapping[str, object], tags: Mapping[str, str]
 ) -> str:
+    from mlflow.utils.mlflow_tags import MLFLOW_RUN_NAME
+
     run = client.create_run(
         experiment_id, tags={ROLE_TAG: PARENT_ROLE, **tags}, run_name=tags.get(MLFLOW_RUN_NAME)
     )
@@ -260,10 +269,14 @@ def find_or_create_trial_run(
 
 
 def log_params(client: MlflowClient, run_id: str, params: Mapping[str, object]) -> None:
+    from mlflow.entities import Param
+
     client.log_batch(run_id, params=[Param(key, str(value)) for key, value in params.items()])
 
 
 def log_metrics(client: MlflowClient, run_id: str, metrics: Mapping[str, float], step: int) -> None:
+    from mlflow.entities import Metric
+
     timestamp = int(time.time() * 1000)
     client.log_batch(
         run_id,
@@ -272,6 +285,8 @@ def log_metrics(client: MlflowClient, run_id: str, metrics: Mapping[str, float],
 
 
 def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None:
+    from mlflow.entities import RunTag
+
     client.log_batch(run_id, tags=[RunTag(key, str(value)) for key, value in tags.items()])
 
 
@@ -402,6 +417,8 @@ def is_tracking_outage(error: BaseException) -> bool:
     a SQLite database locked by another writer, or MLflow's "temporarily unavailable" (an HTTP
     503, a SQL store's OperationalError). Anything else (a refused request, a bug, a local
     disk error such as a PermissionError writing an artifact) is not an outage."""
+    from mlflow.exceptions import MlflowException
+
     chain = []
     while error is not None and error not in chain:
         chain.append(error)

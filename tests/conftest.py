@@ -74,35 +74,41 @@ def default_logging():
     configure(0)
 
 
-# The smoke sweeps shared by the whole session: each is run once, when a test first asks for
-# it, and read by every test that only reads a finished sweep (sweep_helpers.SharedSweep).
 @pytest.fixture(scope="session")
-def ear_xnli_smoke(tmp_path_factory):
+def session_root(tmp_path_factory, worker_id) -> Path:
+    """A directory of this test session that every pytest-xdist worker sees (the parent of the
+    workers' own temporary directories), for what they share."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
+# The smoke sweeps shared by the whole session: each is run once, by the first worker whose
+# test asks for it, and read by every test that only reads a finished sweep
+# (sweep_helpers.SharedSweep).
+@pytest.fixture(scope="session")
+def ear_xnli_smoke(session_root):
     """`python sweeps/ear_xnli.py --preset smoke` (what `make demo` runs), shrunk by
     sweep_helpers.DEMO_SETTINGS."""
     from sweep_helpers import DEMO_SETTINGS, run_shared_sweep
 
-    return run_shared_sweep("ear_xnli", tmp_path_factory.mktemp("ear_xnli"), DEMO_SETTINGS)
+    return run_shared_sweep("ear_xnli", session_root, DEMO_SETTINGS)
 
 
 @pytest.fixture(scope="session")
-def robust_xnli_smoke(ear_xnli_smoke, tmp_path_factory):
-    """`python sweeps/robust_xnli.py --preset smoke` (ROBUST_SETTINGS) tracked in the demo's
-    store, as the README runs the two sweeps before `analysis compare`; its own working
-    directory keeps its ray_results/ and reports/ apart."""
+def robust_xnli_smoke(ear_xnli_smoke, session_root):
+    """`python sweeps/robust_xnli.py --preset smoke` (ROBUST_SETTINGS) tracked in a copy of
+    the demo's store, as the README runs the two sweeps before `analysis compare`."""
     from sweep_helpers import ROBUST_SETTINGS, run_shared_sweep
 
-    workdir = tmp_path_factory.mktemp("robust_xnli")
-    return run_shared_sweep("robust_xnli", workdir, ROBUST_SETTINGS, ear_xnli_smoke.uri)
+    return run_shared_sweep("robust_xnli", session_root, ROBUST_SETTINGS, ear_xnli_smoke)
 
 
 @pytest.fixture(scope="session")
-def adjust_xnli_smoke(tmp_path_factory):
+def adjust_xnli_smoke(session_root):
     """`python sweeps/adjust_xnli.py --preset smoke`, shrunk by ADJUST_SETTINGS."""
     from sweep_helpers import ADJUST_SETTINGS, run_shared_sweep
 
-    workdir = tmp_path_factory.mktemp("adjust_xnli")
-    return run_shared_sweep("adjust_xnli", workdir, ADJUST_SETTINGS)
+    return run_shared_sweep("adjust_xnli", session_root, ADJUST_SETTINGS)
 
 
 def pytest_collection_modifyitems(items):

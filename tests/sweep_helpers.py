@@ -1,6 +1,7 @@
 """Helpers shared by the sweep tests that run real (tiny) sweeps."""
 
 import fcntl
+import json
 import os
 import shutil
 import signal
@@ -232,14 +233,38 @@ class SharedSweep:
 
 
 def run_shared_sweep(
-    name: str, workdir: Path, settings: dict[str, str], uri: str | None = None, timeout: int = 900
+    name: str,
+    root: Path,
+    settings: dict[str, str],
+    beside: SharedSweep | None = None,
+    timeout: int = 900,
 ) -> SharedSweep:
-    """`sweeps/<name>.py --preset smoke` with `settings` in `workdir`, tracked at `uri` (default:
-    a SQLite store in `workdir`), as a user runs the README command; fails unless it exits 0."""
-    uri = uri or sqlite_uri(workdir)
-    argv = [str(REPO / "sweeps" / f"{name}.py"), "--preset", "smoke", *set_arguments(settings)]
-    completed = run_command(argv, workdir, timeout=timeout, env={"MLFLOW_TRACKING_URI": uri})
-    return SharedSweep(name, settings, Path(workdir), uri, completed)
+    """`sweeps/<name>.py --preset smoke` with `settings` in `root/<name>`, tracked in a SQLite
+    store there (a copy of `beside`'s, which then stays as its own tests read it), as a user
+    runs the README command; fails unless it exits 0.
+    Once per test session: `root` is shared by the session's pytest-xdist workers (conftest's
+    `session_root`); the first to ask runs the sweep under a lock on `root/<name>.lock` and
+    records how it ended, the others wait for it and read the record."""
+    workdir = root / name
+    record = root / f"{name}.json"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, on failure too
+        if record.is_file():
+            saved = json.loads(record.read_text())
+            completed = subprocess.CompletedProcess(
+                saved["args"], 0, saved["stdout"], saved["stderr"]
+            )
+            return SharedSweep(name, settings, workdir, saved["uri"], completed)
+        shutil.rmtree(workdir, ignore_errors=True)  # an earlier worker's failed attempt
+        workdir.mkdir()
+        uri = sqlite_uri(workdir)
+        if beside is not None:
+            shutil.copy2(beside.workdir / "mlflow.db", workdir / "mlflow.db")
+        argv = [str(REPO / "sweeps" / f"{name}.py"), "--preset", "smoke", *set_arguments(settings)]
+        completed = run_command(argv, workdir, timeout=timeout, env={"MLFLOW_TRACKING_URI": uri})
+        saved = {"args": argv, "stdout": completed.stdout, "stderr": completed.stderr, "uri": uri}
+        record.write_text(json.dumps(saved))
+        return SharedSweep(name, settings, workdir, uri, completed)
 
 
 def smoke_spec(name: str, overrides: list[str], data_dir: str | None = None):

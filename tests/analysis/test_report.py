@@ -383,6 +383,7 @@ def _run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return completed
 
 
+@pytest.mark.slow
 def test_cli_reports_selected_configuration(sweep, tmp_path):
     out_dir = tmp_path / "cli"
     completed = _run_python(
@@ -407,6 +408,7 @@ def test_cli_reports_selected_configuration(sweep, tmp_path):
     assert (out_dir / "selected_config.json").is_file()
 
 
+@pytest.mark.slow
 def test_cli_quiet_prints_only_the_verdict_and_the_paths_and_no_progress_bar(sweep, tmp_path):
     # A paper preset's departures: the report downloads that artifact, which MLflow does
     # under a "Downloading artifacts" progress bar unless told not to.
@@ -451,6 +453,7 @@ def test_cli_verbose_adds_debug_lines_and_the_default_notes(sweep, tmp_path, cap
     assert debug and all(line.startswith("Run ") for line in debug)
 
 
+@pytest.mark.slow
 def test_analysis_imports_neither_ray_nor_torch(tmp_path):
     code = (
         "import sys, analysis.report, analysis.__main__; "

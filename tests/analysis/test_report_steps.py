@@ -30,6 +30,7 @@ def _registered(client: MlflowClient, name: str) -> list:
     return client.search_registered_models(filter_string=f"name = '{name}'")
 
 
+@pytest.mark.slow
 def test_a_python_report_registers_nothing_unless_asked(store, tmp_path):
     uri, client, _, _ = _make_sweep(store, "unasked", "ttest", False, BEST, FEW_KEYS)
     report = report_sweep(uri, "unasked", out_dir=str(tmp_path / "a"))
@@ -41,6 +42,7 @@ def test_a_python_report_registers_nothing_unless_asked(store, tmp_path):
     assert asked.registration.registered and len(_registered(client, "unasked")) == 1
 
 
+@pytest.mark.slow
 def test_the_cli_registers_by_default(store, tmp_path):
     uri, client, _, _ = _make_sweep(store, "cli_default", "ttest", False, BEST, FEW_KEYS)
     arguments = ["report", "--experiment", "cli_default", "--tracking-uri", uri, "--out"]
@@ -65,6 +67,7 @@ def test_the_analysis_writes_nothing_and_the_markdown_is_rendered_from_it_alone(
     assert client.list_artifacts(parent)  # publishing logged the report
 
 
+@pytest.mark.slow
 def test_reading_and_analysing_import_no_matplotlib():
     code = (
         "import sys, analysis.report, analysis.sweep_analysis, analysis.render, "

@@ -294,7 +294,7 @@ def test_report_command_rebuilds_the_report(ear_xnli_smoke, tmp_path):
 @pytest.mark.slow
 def test_compare_command_puts_the_sweeps_side_by_side(robust_xnli_smoke, tmp_path):
     """The README's compare command after the demo's sweep and the robust sweep in one store
-    (the session's robust sweep is tracked in the demo's)."""
+    (the session's robust sweep is tracked in a copy of the demo's)."""
     out = tmp_path / "compared"
     argv = shlex.split(COMPARE.replace("[--tracking-uri URI] [--out DIR]", f"--out {out}"))[1:]
     store = {"MLFLOW_TRACKING_URI": robust_xnli_smoke.uri}
@@ -306,16 +306,8 @@ def test_compare_command_puts_the_sweeps_side_by_side(robust_xnli_smoke, tmp_pat
     assert {"compare.tex", "compare_xnli_test_accuracy.png"} <= {p.name for p in out.iterdir()}
 
 
-def _one_trial_param(command: str):
-    """A trial that adjusts the encoder first (alignment, then adjustment: over a minute of
-    CPU, most of the fast tier's README cost) is marked slow."""
-    return pytest.param(command, marks=pytest.mark.slow) if "adaptation=" in command else command
-
-
-@pytest.mark.parametrize(
-    "command",
-    [_one_trial_param(c) for c in documented_commands() if c.startswith(ONE_TRIAL)],
-)
+@pytest.mark.slow  # a fresh Python (seconds of imports) and a trial; adjusting ones, a minute
+@pytest.mark.parametrize("command", [c for c in documented_commands() if c.startswith(ONE_TRIAL)])
 def test_one_trial_command_trains_and_evaluates(command, tmp_path):
     given = dict(arg.split("=", 1) for arg in shlex.split(command) if "=" in arg)
     settings = {key: value for key, value in TRIAL.items() if key not in given}

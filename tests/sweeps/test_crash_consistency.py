@@ -124,6 +124,7 @@ def test_unwritable_places_are_refused_naming_the_path(tmp_path):
     check_storage([TrialConfig()], "s3://bucket/results", tmp_path)  # remote: Ray's to check
 
 
+@pytest.mark.slow
 def test_an_unwritable_storage_path_stops_the_command_before_a_parent_run(tmp_path):
     """Exit 2 and one line naming the path; no parent run records the bad path."""
     (tmp_path / "a-file").write_text("not a folder")

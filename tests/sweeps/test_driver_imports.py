@@ -64,6 +64,13 @@ heavy = sorted(m for m in ("torch", "transformers") if m in sys.modules)
 print(json.dumps({"code": code, "heavy": heavy}))
 """
 
+# The driver's modules alone: what they load before a sweep starts.
+DRIVER_MODULES = """
+import json, sys
+import sweeps.cli, sweeps.run_context, sweeps.runner, sweeps.tracking
+print(json.dumps({"loaded": sorted(m for m in ("mlflow", "ray", "torch") if m in sys.modules)}))
+"""
+
 
 def _driver(script: str, args: list[str], cwd, timeout_s: float) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
@@ -90,6 +97,7 @@ def _bert_directory(path, **fields):
     return path
 
 
+@pytest.mark.slow
 def test_paper_pre_flight_and_parent_run_import_no_torch(tmp_path):
     data_dir = require_shared_data("xnli")
     model = _bert_directory(tmp_path / "mbert")
@@ -106,6 +114,14 @@ def test_a_real_sweeps_driver_imports_no_torch(tmp_path):
     seen = _driver(REAL_DRIVER, args, tmp_path, 300)
     assert seen["code"] == 0  # three trials trained (in Ray workers) and reported
     assert seen["heavy"] == []
+
+
+@pytest.mark.slow
+def test_the_drivers_modules_leave_mlflow_and_ray_to_the_sweep(tmp_path):
+    """On a new store the sweep imports MLflow in the thread that opens the store while Ray
+    starts (sweeps/runner.py `run_sweep`), which only works if nothing the command imports
+    before has loaded it already."""
+    assert _driver(DRIVER_MODULES, [], tmp_path, 60)["loaded"] == []
 
 
 def test_a_layer_beyond_the_models_depth_is_refused_from_its_config_json(tmp_path):

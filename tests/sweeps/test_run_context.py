@@ -51,7 +51,9 @@ def test_system_tags_carry_the_git_commit_and_the_source():
 
 def test_a_token_in_the_git_remote_is_not_tagged(monkeypatch):
     remote = "https://user:ghp_secret123@github.com/lab/xlt.git"
-    monkeypatch.setattr(run_context, "resolve_tags", lambda: {MLFLOW_GIT_REPO_URL: remote})
+    monkeypatch.setattr(
+        "mlflow.tracking.context.registry.resolve_tags", lambda: {MLFLOW_GIT_REPO_URL: remote}
+    )
     tags = run_context.system_tags()
     assert "ghp_secret123" not in tags[MLFLOW_GIT_REPO_URL]
     assert tags[MLFLOW_GIT_REPO_URL].endswith("github.com/lab/xlt.git")

@@ -47,6 +47,7 @@ print(json.dumps(loaded))
 """
 
 
+@pytest.mark.slow
 def test_an_xnli_trial_imports_no_ner_or_modelling_library_until_it_needs_one(tmp_path):
     script = f"HEAVY = {HEAVY!r}\n{PROBE}"
     done = subprocess.run(
@@ -82,6 +83,7 @@ print(json.dumps(sorted(m for m in ("torch", "transformers") if m in sys.modules
 
 
 @pytest.mark.parametrize("data", ["synthetic", "local"])
+@pytest.mark.slow
 def test_the_sweep_driver_checks_every_task_without_torch_or_transformers(data, tmp_path):
     """The driver never trains: its pre-flight checks and reads of every task's smoke sweep
     (with and without an adaptation) leave torch and transformers to the trials."""

@@ -23,6 +23,7 @@ client.create_run(experiment_id)
 """
 
 
+@pytest.mark.slow
 def test_two_sweeps_creating_one_new_sqlite_store_together_both_start(tmp_path):
     # Without the lock, MLflow's schema creation races: one of two fails most times
     # ("table ... already exists"; 5 of 6 processes in 3 tries here).
