@@ -30,7 +30,6 @@ def _registered(client: MlflowClient, name: str) -> list:
     return client.search_registered_models(filter_string=f"name = '{name}'")
 
 
-@pytest.mark.slow
 def test_a_python_report_registers_nothing_unless_asked(store, tmp_path):
     uri, client, _, _ = _make_sweep(store, "unasked", "ttest", False, BEST, FEW_KEYS)
     report = report_sweep(uri, "unasked", out_dir=str(tmp_path / "a"))
@@ -42,7 +41,6 @@ def test_a_python_report_registers_nothing_unless_asked(store, tmp_path):
     assert asked.registration.registered and len(_registered(client, "unasked")) == 1
 
 
-@pytest.mark.slow
 def test_the_cli_registers_by_default(store, tmp_path):
     uri, client, _, _ = _make_sweep(store, "cli_default", "ttest", False, BEST, FEW_KEYS)
     arguments = ["report", "--experiment", "cli_default", "--tracking-uri", uri, "--out"]

@@ -350,7 +350,6 @@ def test_adjusted_encoders_and_mrr_are_read_in_the_papers_names_and_units():
     ]
 
 
-@pytest.mark.slow
 def test_compare_shows_the_papers_main_table_rows_beside_ours(tmp_path):
     uri = _make_sweep(tmp_path, MBERT)
     comparison = compare_sweeps(uri, ["ear_xnli"], str(tmp_path / "out"))
