@@ -49,8 +49,11 @@ lint: $(INSTALLED)
 # Both run in parallel: one pytest-xdist worker per CPU (TEST_WORKERS), each with one torch
 # thread (more threads than cores slow every step down). The whole suite hands out whole
 # files, slow ones first (tests/conftest.py), so that a module's shared sweep runs once.
+# Bytecode caches are written even where the environment sets PYTHONDONTWRITEBYTECODE (an
+# empty value turns it off): without them every worker rewrites every test module's asserts
+# and every fresh process compiles the project again.
 TEST_WORKERS ?= auto
-PYTEST_PARALLEL = OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS)
+PYTEST_PARALLEL = PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1 $(PY) -m pytest -n $(TEST_WORKERS)
 test: lint
 	$(PYTEST_PARALLEL) --dist loadfile --no-loadscope-reorder
 

@@ -30,6 +30,9 @@ DEBIAN_POSTGRES = Path("/usr/lib/postgresql")
 # initdb and the server refuse to run as root; as root they run as Debian's service user.
 POSTGRES_USER = "postgres"
 ROLE, DATABASE = "xlt", "mlflow"
+# MLflow's server also starts consumers for its own jobs (GenAI evaluation and the like),
+# a dozen Python processes that import MLflow; the project runs no such job.
+JOBS_OFF = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 # Uvicorn workers of `mlflow server`: its default, as the cluster head runs it.
 SERVER_WORKERS = 4
 START_TIMEOUT_S = 180  # four workers importing MLflow on two busy cores
@@ -162,7 +165,7 @@ def mlflow_server(
             command,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **JOBS_OFF, **(env or {})},
             start_new_session=True,
         )
     try:

@@ -88,10 +88,10 @@ def session_root(tmp_path_factory, worker_id) -> Path:
 @pytest.fixture(scope="session")
 def ear_xnli_smoke(session_root):
     """`python sweeps/ear_xnli.py --preset smoke` (what `make demo` runs), shrunk by
-    sweep_helpers.DEMO_SETTINGS."""
+    sweep_helpers.DEMO_SETTINGS; it makes its tracking store, as a first `make demo` does."""
     from sweep_helpers import DEMO_SETTINGS, run_shared_sweep
 
-    return run_shared_sweep("ear_xnli", session_root, DEMO_SETTINGS)
+    return run_shared_sweep("ear_xnli", session_root, DEMO_SETTINGS, new_store=True)
 
 
 @pytest.fixture(scope="session")

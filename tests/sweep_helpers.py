@@ -13,6 +13,7 @@ from pathlib import Path
 
 from conftest import scaled_timeout, what_went_wrong
 from mlflow.tracking import MlflowClient
+from tracking_stores import tracking_store
 
 from xlt_schema import PARENT_ROLE, ROLE_TAG, TRIAL_ROLE
 
@@ -153,11 +154,12 @@ def run_command(
 def run_smoke_sweep(
     name: str, workdir: Path, *args: str, timeout: int = 600
 ) -> tuple[str, subprocess.CompletedProcess]:
-    """`sweeps/<name>.py --preset smoke` in `workdir`, tracked in its own SQLite store there;
-    fails the test unless it exits 0. Returns the tracking URI and the finished process."""
+    """`sweeps/<name>.py --preset smoke` in `workdir`, tracked in its own SQLite store there
+    (an empty one copied in: tests/tracking_stores.py); fails the test unless it exits 0.
+    Returns the tracking URI and the finished process."""
     script = REPO / "sweeps" / f"{name}.py"
-    completed = run_command([str(script), "--preset", "smoke", *args], workdir, timeout)
-    return sqlite_uri(workdir), completed
+    uri = tracking_store(workdir)
+    return uri, run_command([str(script), "--preset", "smoke", *args], workdir, timeout)
 
 
 # The `--set` values of the smoke sweeps shared by a whole test session (conftest's
@@ -237,11 +239,13 @@ def run_shared_sweep(
     root: Path,
     settings: dict[str, str],
     beside: SharedSweep | None = None,
+    new_store: bool = False,
     timeout: int = 900,
 ) -> SharedSweep:
     """`sweeps/<name>.py --preset smoke` with `settings` in `root/<name>`, tracked in a SQLite
-    store there (a copy of `beside`'s, which then stays as its own tests read it), as a user
-    runs the README command; fails unless it exits 0.
+    store there (a copy of `beside`'s, which then stays as its own tests read it; else a copy
+    of an empty store, or with `new_store` one the sweep makes), as a user runs the README
+    command; fails unless it exits 0.
     Once per test session: `root` is shared by the session's pytest-xdist workers (conftest's
     `session_root`); the first to ask runs the sweep under a lock on `root/<name>.lock` and
     records how it ended, the others wait for it and read the record."""
@@ -260,6 +264,8 @@ def run_shared_sweep(
         uri = sqlite_uri(workdir)
         if beside is not None:
             shutil.copy2(beside.workdir / "mlflow.db", workdir / "mlflow.db")
+        elif not new_store:
+            tracking_store(workdir)
         argv = [str(REPO / "sweeps" / f"{name}.py"), "--preset", "smoke", *set_arguments(settings)]
         completed = run_command(argv, workdir, timeout=timeout, env={"MLFLOW_TRACKING_URI": uri})
         saved = {"args": argv, "stdout": completed.stdout, "stderr": completed.stderr, "uri": uri}

@@ -6,6 +6,7 @@ import time
 import pytest
 from mlflow import MlflowClient
 from test_registry_reports import BEST, FEW_KEYS, _make_sweep
+from tracking_stores import tracking_store
 
 from analysis.__main__ import main
 from analysis.compare import compare_sweeps
@@ -112,7 +113,7 @@ def test_verdict_and_summary_reach_the_report_and_the_parent_run(store, tmp_path
 
 
 def test_experiments_are_tagged_as_model_training(tmp_path):
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    uri = tracking_store(tmp_path)
     client = MlflowClient(uri)
     created = ensure_experiment(client, "fresh", uri)
     assert client.get_experiment(created).tags[EXPERIMENT_KIND_TAG] == MODEL_TRAINING_KIND

@@ -11,6 +11,7 @@ import pytest
 from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
+from tracking_stores import tracking_store
 
 from analysis.__main__ import main
 from analysis.collect import AnalysisError
@@ -37,7 +38,7 @@ BASELINE = "finetune"
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     root = tmp_path_factory.mktemp("safety-store")
-    uri = f"sqlite:///{root}/mlflow.db"
+    uri = tracking_store(root)
     return root, uri, MlflowClient(uri)
 
 

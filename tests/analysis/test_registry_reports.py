@@ -11,6 +11,7 @@ import pytest
 from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
+from tracking_stores import tracking_store
 
 from analysis.collect import (
     ExampleScores,
@@ -80,7 +81,7 @@ def _make_sweep(
 ):
     """A finished sweep as the sweeps layer logs it; ``legacy``: as a sweep older than the
     ``adaptation`` and ``xlt.hyperparameters`` tags logged it (no such tags or params)."""
-    uri = f"sqlite:///{root}/mlflow.db"
+    uri = tracking_store(root)
     client = MlflowClient(tracking_uri=uri)
     experiment_id = client.create_experiment(
         experiment, artifact_location=(root / experiment).as_uri()

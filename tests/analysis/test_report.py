@@ -17,6 +17,7 @@ from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 from scipy import stats
+from tracking_stores import tracking_store
 
 from analysis.__main__ import main
 from analysis.collect import (
@@ -121,7 +122,7 @@ def _log_trial(client, experiment_id, parent_id, label, seed, rng, scores, statu
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory) -> FakeSweep:
     root = tmp_path_factory.mktemp("mlflow")
-    tracking_uri = f"sqlite:///{root}/mlflow.db"
+    tracking_uri = tracking_store(root)
     client = MlflowClient(tracking_uri=tracking_uri)
     experiment_id = client.create_experiment(EXPERIMENT, artifact_location=str(root / "artifacts"))
     client.create_experiment("other_sweep", artifact_location=str(root / "other"))

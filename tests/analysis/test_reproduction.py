@@ -10,6 +10,7 @@ import pytest
 from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
+from tracking_stores import tracking_store
 
 from analysis.collect import example_artifact
 from analysis.compare import compare_sweeps
@@ -97,7 +98,7 @@ def _make_sweep(
 ) -> str:
     """A finished sweep (EAR x XNLI unless ``configs`` says otherwise) of ``model`` as the
     sweeps layer logs it; ``names``: the hyperparameter params every run logs."""
-    uri = f"sqlite:///{root}/mlflow.db"
+    uri = tracking_store(root)
     client = MlflowClient(tracking_uri=uri)
     experiment_id = client.create_experiment(experiment, artifact_location=(root / "a").as_uri())
     parent = client.create_run(experiment_id, tags={ROLE_TAG: PARENT_ROLE}).info.run_id

@@ -14,6 +14,7 @@ from conftest import scaled_timeout, what_went_wrong
 from fake_sweeps import trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Param
+from tracking_stores import tracking_store
 
 from analysis.collect import AnalysisError, ExampleScores
 from analysis.sanity import chance_level, one_class
@@ -32,7 +33,7 @@ PREDICTIONS = [0, 1, 1, 1, 0, 2, 0, 1]
 
 def _store(tmp_path: Path) -> tuple[MlflowClient, str, str]:
     """A store with one sweep: a parent run and two finished trials with dev-en scores."""
-    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    client = MlflowClient(tracking_store(tmp_path))
     experiment = client.create_experiment("scale", artifact_location=str(tmp_path / "art"))
     parent = client.create_run(experiment, tags={ROLE_TAG: PARENT_ROLE}).info.run_id
     for label, method in (("finetune", "finetune"), ("ear alpha=1", "ear")):

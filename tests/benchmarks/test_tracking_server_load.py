@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tracking_stores import tracking_store
 
 REPO = Path(__file__).resolve().parents[2]
 # `benchmarks` is a folder of the repository, not an installed package.
@@ -47,7 +48,7 @@ def test_lost_points_names_what_the_store_does_not_hold(tmp_path):
 
     from sweeps.tracking import log_metrics
 
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = tracking_store(tmp_path)
     client = MlflowClient(uri)
     run_id = client.create_run(client.create_experiment("check")).info.run_id
     point = {key: curve_value(1, 1, index) for index, key in enumerate(CURVE_KEYS)}

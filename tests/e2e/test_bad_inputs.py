@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from mlflow.tracking import MlflowClient
+from tracking_stores import tracking_store
 
 from sweeps import ear_xnli
 from sweeps.cli import main
@@ -30,7 +31,7 @@ def _free_port() -> int:
 def tracked(tmp_path_factory):
     """A tracking database that already holds a finished run, and a working directory."""
     root = tmp_path_factory.mktemp("bad-inputs")
-    uri = f"sqlite:///{root / 'mlflow.db'}"
+    uri = tracking_store(root)
     client = MlflowClient(uri)
     experiment_id = client.create_experiment(
         "ear_xnli", artifact_location=(root / "mlartifacts").as_uri()

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 from conftest import scaled_timeout
-from sweep_helpers import run_command, sqlite_uri
+from sweep_helpers import run_command
 from tiny_trials import TINY_TRIAL
+from tracking_stores import tracking_store
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -223,8 +224,8 @@ def test_the_sweep_runs_both_in_ray_workers(plugin, tmp_path):
     sweep = plugin / "xlt_demo" / "demo_sweep.py"
     small = ["epochs=1", "max_train_examples=16", "max_eval_examples=8", "max_seq_length=32"]
     overrides = [arg for setting in small for arg in ("--set", setting)]
+    client = MlflowClient(tracking_store(tmp_path))
     run_command([str(sweep), *overrides], tmp_path, env=_environment(plugin))
-    client = MlflowClient(sqlite_uri(tmp_path))
     experiment = client.get_experiment_by_name("demo_sweep")
     runs = [
         run

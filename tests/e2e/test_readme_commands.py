@@ -1,5 +1,6 @@
 """Every command README.md and the docs pages of DOCUMENTS show is run here, as a user runs
-it: in a fresh working directory, tracked through `MLFLOW_TRACKING_URI` in a SQLite file there,
+it: in a fresh working directory, tracked through `MLFLOW_TRACKING_URI` in a SQLite file there
+(an empty store copied in, but for the demo's, which makes its own as a first `make demo` does),
 with `--set` values appended that shrink the work (one seed, a fraction of an epoch, a 2-layer
 tiny model, a few hundred examples) but not what the command does. Commands that need the hub,
 AWS, a GPU or a person at a browser are listed with the reason in NOT_RUN_HERE, and a test
@@ -24,8 +25,8 @@ from sweep_helpers import (
     parent_runs,
     run_command,
     smoke_spec,
-    sqlite_uri,
 )
+from tracking_stores import tracking_store
 
 from xlt_core.config import HYPERPARAMETER_NAMES
 from xlt_schema import (
@@ -275,7 +276,9 @@ def test_sweep_command(command, request, tmp_path):
         shared = request.getfixturevalue(SHARED_SWEEPS[command])
         uri, completed = shared.uri, shared.completed
     else:
-        uri, completed = sqlite_uri(tmp_path), run_command(_argv(command, settings), tmp_path)
+        # An empty store to start from: making a new one is the demo's to test (SHARED_SWEEPS).
+        uri = tracking_store(tmp_path)
+        completed = run_command(_argv(command, settings), tmp_path)
     _check_sweep(uri, smoke_spec(name, _overrides(settings), data_dir), completed.stdout)
 
 

@@ -17,6 +17,7 @@ from mlflow.entities import Metric, Param
 from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mismatches
 from sweep_helpers import REPO
 from tiny_models import tiny_pair_classifier
+from tracking_stores import tracking_store
 
 from analysis.collect import example_artifact
 from analysis.departures import read_departures
@@ -283,10 +284,11 @@ def test_smoke_presets_have_no_card():
 
 
 def test_the_parent_run_holds_the_card_and_the_departures_the_sweep_makes(tmp_path):
-    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
+    uri = tracking_store(tmp_path)
+    client = MlflowClient(tracking_uri=uri)
     experiment_id = client.create_experiment("ear_xnli", (tmp_path / "a").as_uri())
     spec = apply_overrides(experiment_spec(ear_xnli, "paper", None), {"precision": "fp32"})
-    options = SweepOptions(tracking_uri=f"sqlite:///{tmp_path}/mlflow.db")
+    options = SweepOptions(tracking_uri=uri)
     parent_id, _ = _start_parent(client, experiment_id, spec, options, "key")
     parent = client.get_run(parent_id)
     assert parent.data.tags[PAPER_TAG] == "ding2022"
@@ -308,7 +310,7 @@ def test_the_parent_run_holds_the_card_and_the_departures_the_sweep_makes(tmp_pa
 def _fake_sweep(root, departures: bool, model: str = MBERT) -> str:
     """A finished two-configuration XNLI sweep of `model`; with `departures` its parent run
     is tagged and holds the card's departures as a paper preset's sweep logs them."""
-    uri = f"sqlite:///{root}/mlflow.db"
+    uri = tracking_store(root)
     client = MlflowClient(tracking_uri=uri)
     experiment_id = client.create_experiment("ear_xnli", artifact_location=(root / "a").as_uri())
     tags = {ROLE_TAG: PARENT_ROLE, **({PAPER_TAG: "ding2022"} if departures else {})}

@@ -31,6 +31,7 @@ from sweep_helpers import (
     wait_for,
 )
 
+from benchmarks.tracking_servers import JOBS_OFF
 from sweeps import tracking
 from sweeps.runner import LOCAL_RAY_CONFIG, SweepOptions, check_sweep, run_sweep
 from sweeps.trainable import NODE_TAG, RESUMED_TAG
@@ -165,6 +166,7 @@ def _start_mlflow_server(root: Path, port: int) -> subprocess.Popen:
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
+        env={**os.environ, **JOBS_OFF},
         start_new_session=True,
     )
 

@@ -5,6 +5,7 @@ import re
 
 import pytest
 from sweep_helpers import DEMO_SETTINGS, REPO, run_command, set_arguments
+from tracking_stores import tracking_store
 
 from sweeps import ear_xnli, runner
 from sweeps.cli import build_parser, main
@@ -51,6 +52,7 @@ def test_the_trials_lines_reach_the_drivers_terminal(ear_xnli_smoke):
 @pytest.mark.slow
 def test_a_quiet_sweep_shows_the_verdict_and_paths_and_no_trial_lines(tmp_path):
     argv = [str(REPO / "sweeps" / "ear_xnli.py"), "--preset", "smoke", "-q"]
+    tracking_store(tmp_path)
     completed = run_command([*argv, *set_arguments(DEMO_SETTINGS)], tmp_path)
     out = completed.stdout
     assert "Verdict: " in out and "Report files: " in out, out[-3000:]
