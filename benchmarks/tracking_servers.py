@@ -31,7 +31,7 @@ DEBIAN_POSTGRES = Path("/usr/lib/postgresql")
 POSTGRES_USER = "postgres"
 ROLE, DATABASE = "xlt", "mlflow"
 # MLflow's server also starts consumers for its own jobs (GenAI evaluation and the like),
-# a dozen Python processes that import MLflow; the project runs no such job.
+# eight more Python processes per server here (15 against 7); the project runs no such job.
 JOBS_OFF = {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 # Uvicorn workers of `mlflow server`: its default, as the cluster head runs it.
 SERVER_WORKERS = 4

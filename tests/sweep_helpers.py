@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import scaled_timeout, what_went_wrong
 from mlflow.tracking import MlflowClient
-from tracking_stores import tracking_store
+from tracking_stores import sqlite_uri, tracking_store
 
 from xlt_schema import PARENT_ROLE, ROLE_TAG, TRIAL_ROLE
 
@@ -127,10 +127,6 @@ def kill_driver(process: subprocess.Popen, ray_tmpdir: str) -> None:
         for pid in leftovers:
             os.kill(pid, signal.SIGKILL)
         raise AssertionError(f"Ray processes outlived the killed driver: {leftovers}")
-
-
-def sqlite_uri(workdir: Path) -> str:
-    return f"sqlite:///{Path(workdir) / 'mlflow.db'}"
 
 
 def run_command(

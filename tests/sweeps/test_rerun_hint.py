@@ -1,7 +1,7 @@
 """A sweep started again without `--resume` while a parent of the same settings has work
 left says so in one line, and leaves that parent and its runs as they are."""
 
-from sweep_helpers import sqlite_uri
+from tracking_stores import sqlite_uri
 
 from sweeps import ear_xnli, runner, tracking
 from sweeps.experiment import experiment_spec

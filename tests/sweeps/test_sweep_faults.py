@@ -225,7 +225,10 @@ def test_tracking_server_outage_loses_no_finished_trial(tmp_path):
         "--set",
         "epochs=3",
         "--set",
-        "max_train_examples=600",
+        # about 140 steps a trial: long enough that the poll below, over HTTP on a busy
+        # machine, sees both trials training before either ends (600 examples, 57 steps,
+        # once let both finish unseen)
+        "max_train_examples=1500",
         env=env,
     )
 

@@ -8,7 +8,8 @@ import sys
 import pytest
 from conftest import scaled_timeout
 from mlflow.entities import Param
-from sweep_helpers import REPO, TINY, child_runs, parent_runs, sqlite_uri, start_script
+from sweep_helpers import REPO, TINY, child_runs, parent_runs, start_script
+from tracking_stores import sqlite_uri
 
 from xlt_schema import COMPLETE_TAG, PARENT_RUN_TAG
 
