@@ -9,13 +9,18 @@ SQLite MLflow store there. From the trials' MLflow child runs (start and end tim
   the CPUs (each trial takes one): what a scheduler with no overhead would take;
 - first trial: from the command's start to the first trial's start;
 - idle gap: for each trial after the first `slots`, the time from the freeing of the slot
-  it took (the earliest end among the trials then running) to its start.
+  it took (the earliest end among the trials then running) to its start;
+- start-up floor: Ray's start, a bare actor's and a trial worker's imports, each timed alone
+  in a fresh Python after the sweep (`benchmarks/startup_floor.py`): the part of the first
+  trial's start that is Ray's and the libraries', which no sweep can go below.
 """
 
 from __future__ import annotations
 
 import heapq
+import json
 import os
+import subprocess
 import sys
 from typing import Iterator, Sequence
 
@@ -69,11 +74,17 @@ def _trial_times(tracking_uri: str) -> list[tuple[float, float]]:
     return [(run.info.start_time / 1000, run.info.end_time / 1000) for run in runs]
 
 
+def _local_env() -> dict[str, str]:
+    """This process's environment for a local Ray (no $RAY_ADDRESS) and the repository's
+    modules."""
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    return env
+
+
 def _run_sweep(arguments: list[str], workdir, timeout_s: int) -> tuple[float, float]:
     """Run the sweep script in `workdir`; its (start, end) times since the epoch."""
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}  # a local Ray
-    env["MLFLOW_TRACKING_URI"] = f"sqlite:///{workdir / 'mlflow.db'}"
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env = {**_local_env(), "MLFLOW_TRACKING_URI": f"sqlite:///{workdir / 'mlflow.db'}"}
     log_path = workdir / "sweep.log"
     command = [sys.executable, str(SCRIPT), "--preset", "smoke", *arguments]
     code, started, ended = run_in_own_session(command, workdir, env, log_path, timeout_s)
@@ -81,6 +92,23 @@ def _run_sweep(arguments: list[str], workdir, timeout_s: int) -> tuple[float, fl
         tail = log_path.read_text()[-3000:]
         raise RuntimeError(f"{' '.join(command)} exited {code}:\n{tail}")
     return started, ended
+
+
+def _startup_floor() -> dict[str, float]:
+    """`python -m benchmarks.startup_floor` in a fresh Python: its parts, in seconds."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks.startup_floor"],
+        cwd=REPO,
+        env=_local_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(
+            f"benchmarks.startup_floor exited {completed.returncode}:\n" + completed.stderr[-3000:]
+        )
+    return json.loads(completed.stdout.strip().splitlines()[-1])
 
 
 def sweep_overhead(settings: Settings) -> Iterator[Result]:
@@ -105,8 +133,26 @@ def sweep_overhead(settings: Settings) -> Iterator[Result]:
         TARGETS["wall"],
         f"wall {wall:.1f} s, ideal {ideal:.1f} s",
     )
+    floor = _startup_floor()
+    floor_s = sum(floor.values())
+    yield measured(
+        "sweep start-up floor (Ray start, a bare actor, a worker's imports)",
+        floor_s,
+        "s",
+        note=(
+            f"Ray start {floor['ray_start']:.1f} s, bare actor {floor['bare_actor']:.1f} s, "
+            f"imports {floor['imports']:.1f} s; wall / ideal at best "
+            f"{(ideal + floor_s) / ideal:.2f}x (the ideal after the floor)"
+        ),
+    )
     first = min(start for start, _ in trials) - started
-    yield measured("sweep first trial start after the command", first, "s", TARGETS["first"])
+    yield measured(
+        "sweep first trial start after the command",
+        first,
+        "s",
+        TARGETS["first"],
+        f"the start-up floor {floor_s:.1f} s",
+    )
     gaps = idle_gaps(trials, slots)
     if gaps:
         yield measured(

@@ -31,6 +31,7 @@ EXPECTED = {
     "sweep": [
         "sweep wall (smoke",
         "sweep wall / ideal",
+        "sweep start-up floor",
         "sweep first trial start",
         "sweep idle gap",
     ],

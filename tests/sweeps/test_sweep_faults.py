@@ -234,7 +234,14 @@ def test_tracking_server_outage_loses_no_finished_trial(tmp_path):
 
     def training():
         runs = child_runs(uri)
-        return sum(r.info.status == "RUNNING" and "train/loss" in r.data.metrics for r in runs)
+        # A trial that ends before the poll saw both training closes the window for good:
+        # fail now rather than at the timeout.
+        ended = [r.info.run_name for r in runs if r.info.status != "RUNNING"]
+        assert not ended and driver.poll() is None, (
+            f"trials {ended} ended (driver exit code {driver.poll()}) before the poll saw both "
+            "training: the outage window closed; train longer"
+        )
+        return sum("train/loss" in r.data.metrics for r in runs)
 
     def unlogged():
         results = _trial_results(workdir)
