@@ -20,7 +20,6 @@ from __future__ import annotations
 import heapq
 import json
 import os
-import subprocess
 import sys
 from typing import Iterator, Sequence
 
@@ -94,21 +93,17 @@ def _run_sweep(arguments: list[str], workdir, timeout_s: int) -> tuple[float, fl
     return started, ended
 
 
-def _startup_floor() -> dict[str, float]:
-    """`python -m benchmarks.startup_floor` in a fresh Python: its parts, in seconds."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks.startup_floor"],
-        cwd=REPO,
-        env=_local_env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-    )
-    if completed.returncode != 0:
-        raise RuntimeError(
-            f"benchmarks.startup_floor exited {completed.returncode}:\n" + completed.stderr[-3000:]
-        )
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+def _startup_floor(workdir) -> dict[str, float]:
+    """`python -m benchmarks.startup_floor` in a fresh Python (its own session, so that a
+    timeout stops the Ray it starts too): its parts, in seconds."""
+    log_path = workdir / "startup_floor.log"
+    command = [sys.executable, "-m", "benchmarks.startup_floor"]
+    code, _, _ = run_in_own_session(command, workdir, _local_env(), log_path, TIMEOUT_S)
+    output = log_path.read_text()
+    printed = [line for line in output.splitlines() if line.startswith("{")]  # among Ray's lines
+    if code != 0 or not printed:
+        raise RuntimeError(f"{' '.join(command)} exited {code}:\n{output[-3000:]}")
+    return json.loads(printed[-1])
 
 
 def sweep_overhead(settings: Settings) -> Iterator[Result]:
@@ -133,7 +128,7 @@ def sweep_overhead(settings: Settings) -> Iterator[Result]:
         TARGETS["wall"],
         f"wall {wall:.1f} s, ideal {ideal:.1f} s",
     )
-    floor = _startup_floor()
+    floor = _startup_floor(workdir)
     floor_s = sum(floor.values())
     yield measured(
         "sweep start-up floor (Ray start, a bare actor, a worker's imports)",
