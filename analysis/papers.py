@@ -15,6 +15,7 @@ huang2021's perturbation site) only a configuration with it matches, so an ablat
 chose (huang2021's epsilon), every configuration of ours with the method matches.
 """
 
+import functools
 import math
 from pathlib import Path
 
@@ -138,9 +139,17 @@ def load_published_results(path: str | Path = PUBLISHED_RESULTS) -> pd.DataFrame
     (float) and ``line`` (in the file). A malformed line is refused naming file and line."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise AnalysisError(f"cannot read published results from {path}: {error}") from error
+    # Parsed once per content (every report and comparison reads the file); a copy, so that
+    # no caller changes the cached cells.
+    return _parsed_results(path, text).copy()
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed_results(path: Path, text: str) -> pd.DataFrame:
+    lines = text.splitlines()
     header = tuple(lines[0].split("\t")) if lines else ()
     if header != PUBLISHED_COLUMNS:
         raise AnalysisError(
@@ -295,6 +304,8 @@ def matching_cells(
     with ``our_lang`` (the language part of our metric key; averages keep the paper's)."""
     cells = published_for(published, task, model, split, metric)
     cells = cells[cells["method"] == paper_method(method, adaptation)]
+    if cells.empty:  # pandas' work on no rows still costs milliseconds, once per metric
+        return cells.assign(our_lang=[])
     # Decided once per (setting, method, task): a table row repeats them in every language cell.
     rows = list(zip(cells["setting"], cells["method"], cells["task"]))
     fits = {

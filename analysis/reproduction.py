@@ -238,6 +238,8 @@ def _published_rows(cells: pd.DataFrame) -> list[tuple[tuple, pd.DataFrame, list
     row that repeats an earlier row's cells exactly is folded into it (named in the third
     element), so a copy is shown under the paper that published it first: ding2022's
     copies of huang2021's rows under huang2021, its repeated full-method rows under Table 1."""
+    if cells.empty:  # a model or task no paper printed: most configurations of most sweeps
+        return []
     year = cells["paper"].str[-4:].astype(int)
     ordered = cells.assign(_year=year).sort_values(["_year", "line"]).drop(columns="_year")
     rows: dict[tuple, tuple[tuple, pd.DataFrame, list[str]]] = {}

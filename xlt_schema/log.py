@@ -58,14 +58,22 @@ def configure(verbosity: int) -> int:
         for handler in [h for h in logger.handlers if isinstance(h, CurrentStdoutHandler)]:
             logger.removeHandler(handler)
         logger.addHandler(CurrentStdoutHandler())
-        logger.setLevel(level)
+        _set_level(logger, level)
         # Bare lines once: not again through a handler that a library put on the root.
         logger.propagate = False
     for name in QUIET_LIBRARIES:
         library = logging.getLogger(name)
         own = _LIBRARY_LEVELS.setdefault(name, library.level)  # as the library set it
-        library.setLevel(logging.WARNING if verbosity < 0 else own)
+        _set_level(library, logging.WARNING if verbosity < 0 else own)
     return level
+
+
+def _set_level(logger: logging.Logger, level: int) -> None:
+    # Only a change: each setLevel clears the cache of every logger in the process
+    # (thousands once MLflow, Ray and transformers are loaded), and the tests reconfigure
+    # before each test.
+    if logger.level != level:
+        logger.setLevel(level)
 
 
 def configure_from_environment() -> int:

@@ -118,6 +118,17 @@ def test_bad_files_are_refused_naming_file_and_line(tmp_path):
         load_published_results(tmp_path / "missing.tsv")
 
 
+def test_a_changed_file_is_read_again_and_no_caller_changes_another_s_cells(tmp_path):
+    """The parsed cells are cached per content: a file rewritten at once, with the same size,
+    is parsed again."""
+    path = _write(tmp_path, HEADER, GOOD)
+    first = load_published_results(path)
+    first.loc[0, "printed"] = "changed by a caller"
+    assert load_published_results(path)["printed"].tolist() == ["83.2"]
+    _write(tmp_path, HEADER, GOOD.replace("83.2", "84.1"))
+    assert load_published_results(path)["printed"].tolist() == ["84.1"]
+
+
 def test_methods_and_adaptations_take_the_papers_names():
     assert paper_method("finetune", "none") == "finetune"
     assert paper_method("finetune", "adjusted") == "adjust"

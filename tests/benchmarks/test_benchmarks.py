@@ -106,6 +106,7 @@ def test_markdown_appends_a_dated_table(tmp_path):
     assert "| throughput: training throughput | - | - | SKIP |" in text
 
 
+@pytest.mark.slow
 def test_quick_statistics_case_prints_its_lines():
     out = run_suite("--only", "statistics", timeout=300).stdout
     for expected in EXPECTED["statistics"]:

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import scaled_timeout
 from sweep_helpers import REPO
 
@@ -21,12 +22,14 @@ def build(config: Path, site: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_the_site_builds_strictly(tmp_path):
     built = build(REPO / "mkdocs.yml", tmp_path / "site")
     assert built.returncode == 0, built.stderr
     assert (tmp_path / "site" / "usage" / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_a_broken_link_fails_the_build(tmp_path):
     shutil.copytree(REPO / "docs", tmp_path / "docs")
     shutil.copy(REPO / "mkdocs.yml", tmp_path / "mkdocs.yml")

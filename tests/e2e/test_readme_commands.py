@@ -336,6 +336,7 @@ def test_xlmr_dry_run_command_plans_the_xlmr_rows(tmp_path):
     assert "Departures from Ding et al. 2022" in completed.stdout
 
 
+@pytest.mark.slow
 def test_a_saved_sweep_file_plans_the_sweep_it_was_saved_from(tmp_path):
     saved = run_command(_argv(SAVE_CONFIG, {}), tmp_path)
     assert "run it with: python sweeps/ear_xnli.py --config my_sweep.yaml" in saved.stdout
@@ -345,6 +346,7 @@ def test_a_saved_sweep_file_plans_the_sweep_it_was_saved_from(tmp_path):
     assert "alpha=0.5" in from_file
 
 
+@pytest.mark.slow
 def test_cluster_command_validates_the_cluster_file(tmp_path):
     argv = ["-m", "sweeps.cluster", str(REPO / "ray_cluster.yaml")]
     completed = run_command(argv, tmp_path)

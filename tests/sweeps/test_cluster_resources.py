@@ -195,6 +195,7 @@ def test_an_open_cluster_is_refused(old, new, problem, tmp_path):
     _assert_refused(old, new, problem, tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "old, new, missing",
     [

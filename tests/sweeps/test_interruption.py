@@ -5,6 +5,7 @@ import os
 import signal
 
 import pytest
+from tracking_stores import sqlite_uri, tracking_store
 
 from sweeps.interruption import (
     TUNE_STOP_SIGNAL,
@@ -87,7 +88,7 @@ def _main_with(monkeypatch, tmp_path, outcome, argv=()):
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sweeps.runner, "run_sweep", lambda spec, options, signals: outcome())
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = tracking_store(tmp_path)
     return main(ear_xnli, ["--tracking-uri", uri, "--set", "seeds=0", *argv])
 
 
@@ -252,7 +253,7 @@ def _sweep_without_ray(monkeypatch, tmp_path, fit_outcome, resume=False, statuse
     monkeypatch.setattr(runner.SweepPhases, "_grid_tuner", lambda self, *a: fit_outcome(self))
     saved = statuses or STATUSES
     monkeypatch.setattr(runner.SweepPhases, "_saved_statuses", lambda self, phase: saved)
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = tracking_store(tmp_path)
     spec = smoke_spec("ear_xnli", ["seeds=0"])
     options = runner.SweepOptions(tracking_uri=uri, resume=resume, max_failures=0)
     return runner.run_sweep(spec, options), uri
@@ -299,7 +300,7 @@ def test_trials_left_unfinished_without_a_signal_are_a_fault_not_an_interruption
         _sweep_without_ray(
             monkeypatch, tmp_path, lambda phases: _FakeTuner(phases, trials, STATUSES)
         )
-    parent, _ = _parent_and_trials(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    parent, _ = _parent_and_trials(sqlite_uri(tmp_path))
     assert parent.data.tags[FAILURE_TAG].startswith("TuneEndedEarly: phase grid stopped")
 
 
@@ -316,7 +317,7 @@ def test_a_wrapped_second_signal_leaves_no_failure_tag_and_a_resume_clears_a_sta
 
     with pytest.raises(RuntimeError):
         _sweep_without_ray(monkeypatch, tmp_path, crash)
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = sqlite_uri(tmp_path)
     assert _parent_and_trials(uri)[0].data.tags[FAILURE_TAG] == "RuntimeError: a bug"
     with pytest.raises(SweepInterrupted) as raised:
         _sweep_without_ray(monkeypatch, tmp_path, second_ctrl_c, resume=True)

@@ -1,7 +1,7 @@
 """A sweep started again without `--resume` while a parent of the same settings has work
 left says so in one line, and leaves that parent and its runs as they are."""
 
-from tracking_stores import sqlite_uri
+from tracking_stores import tracking_store
 
 from sweeps import ear_xnli, runner, tracking
 from sweeps.experiment import experiment_spec
@@ -10,7 +10,7 @@ from xlt_schema import COMPLETE_TAG, PARENT_ROLE, REPORTED_TAG, ROLE_TAG, SWEEP_
 
 
 def _store(tmp_path):
-    uri = sqlite_uri(tmp_path)
+    uri = tracking_store(tmp_path)
     client, experiment_id = tracking.open_experiment(uri, "ear_xnli")
     return uri, client, experiment_id
 

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from importlib import metadata
 
+import pytest
 from conftest import scaled_timeout
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_REPO_URL, MLFLOW_SOURCE_NAME
 from sweep_helpers import REPO
@@ -24,6 +25,7 @@ def test_a_missing_library_is_said_not_installed(monkeypatch):
     assert run_context.library_versions() == {"xlt.version.no-such-library-xyz": "not installed"}
 
 
+@pytest.mark.slow
 def test_system_tags_carry_the_git_commit_and_the_source():
     # In a fresh interpreter, as a driver runs: MLflow caches the git commit per process, and
     # this session's main file is pytest's.

@@ -4,6 +4,7 @@ the file and the key."""
 
 import pytest
 from mlflow import MlflowClient
+from tracking_stores import tracking_store
 
 from sweeps import adjust_xnli, ear_xnli
 from sweeps.cli import EXIT_BAD_INPUT, EXIT_DONE, main
@@ -48,7 +49,7 @@ def test_the_file_round_trips_every_part_of_the_sweep():
 
 def test_from_run_plans_the_sweep_the_parent_recorded(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = tracking_store(tmp_path)
     main(ear_xnli, [*SETTINGS, "--save-config", "sweep.yaml"])
     client = MlflowClient(uri)
     experiment = client.create_experiment("ear_xnli", artifact_location=str(tmp_path / "art"))

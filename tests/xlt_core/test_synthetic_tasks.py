@@ -41,6 +41,7 @@ print(hashlib.sha256("".join(parts).encode()).hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_every_set_is_identical_in_a_fresh_process_with_another_hash_seed():
     def run(seed):
         environment = dict(os.environ, PYTHONHASHSEED=seed)

@@ -9,7 +9,7 @@ import pytest
 from conftest import scaled_timeout
 from mlflow.entities import Param
 from sweep_helpers import REPO, TINY, child_runs, parent_runs, start_script
-from tracking_stores import sqlite_uri
+from tracking_stores import STORE_FILE, sqlite_uri, tracking_store
 
 from xlt_schema import COMPLETE_TAG, PARENT_RUN_TAG
 
@@ -195,12 +195,12 @@ def mlflow_store(tmp_path_factory):
     that hold the experiments table (which the old pre-check read alone)."""
     from sweeps.tracking import open_experiment
 
-    database = tmp_path_factory.mktemp("store") / "mlflow.db"
-    client, experiment_id = open_experiment(f"sqlite:///{database}", "sweep")
+    directory = tmp_path_factory.mktemp("store")
+    client, experiment_id = open_experiment(tracking_store(directory), "sweep")
     for k in range(40):
         run_id = client.create_run(experiment_id).info.run_id
         client.log_batch(run_id, params=[Param(f"p{j}", "v" * 200) for j in range(10)])
-    return database
+    return directory / STORE_FILE
 
 
 def _damaged_copy(store, tmp_path, damage: str = "page"):
