@@ -3,8 +3,9 @@
 MLflow makes a new store by running every schema migration it has (about 2 s of CPU each
 time; 42 s of the fast tier's 190 s of test time when each test made its own); `tracking_store`
 copies an empty store made once per test process instead. Creating a store is still tested
-where it is the subject: the demo's shared sweep (conftest's `ear_xnli_smoke`) and
-tests/xlt_schema/test_tracking_store.py make theirs.
+where it is the subject: the demo's shared sweep (conftest's `ear_xnli_smoke`) and the
+creation and lock tests of tests/xlt_schema/test_tracking_store.py make theirs (its
+damaged-store fixture starts from a copy).
 """
 
 import atexit
