@@ -11,6 +11,12 @@ wrapped (Ray's compiled `CoreWorker.wait` re-raises it as a SystemError), which
 `signal_behind` sees through. Once the report is written (`finished`) a signal is only
 acknowledged.
 
+Raised wherever the main thread is, except where a raise would do harm: inside importlib's
+own code (which takes the import lock before its `try`: raised there, the lock stays held and
+the next import in another thread, such as MLflow's in the store's opening, waits forever),
+the raise waits for the signal to be sent again a moment later; and one that Python drops (a
+raise in a `__del__` or a weakref callback goes to `sys.unraisablehook`) is sent again too.
+
 Only a real signal is an interruption: a phase whose trials Tune left unfinished without one
 is a `TuneEndedEarly` fault, and a trial whose worker died is a failed trial
 (`unfinished_trials`).
@@ -22,6 +28,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
 
 logger = logging.getLogger(__name__)
@@ -31,6 +38,10 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 TUNE_SIGINT_ENV = "TUNE_DISABLE_SIGINT_HANDLER"
 # Tune's stop handler is always registered for SIGUSR1 during `fit` (ray/tune/tune.py).
 TUNE_STOP_SIGNAL = signal.SIGUSR1
+# The file name of importlib's frozen code: no raise in its frames (`StopSignals._handle`).
+IMPORT_MACHINERY = "<frozen importlib."
+# After this long a signal whose raise was put off is sent to the main thread again.
+RESEND_AFTER_S = 0.02
 # The statuses of a trial Tune saw to its end (returned, stopped by ASHA, or errored).
 ENDED_STATUSES = ("TERMINATED", "ERROR")
 
@@ -92,7 +103,8 @@ class StopSignals:
     - inside `held()`: are recorded only, so that a short update of the tracking store is
       not cut in half;
     - after `finished()`: are acknowledged only (the sweep's work is done);
-    - anywhere else: raise SweepInterrupted at once (a later signal too: "stop at once").
+    - anywhere else: raise SweepInterrupted at once (a later signal too: "stop at once"),
+      or a moment later where a raise would do harm or be dropped (the module's docstring).
     """
 
     def __init__(self):
@@ -100,6 +112,9 @@ class StopSignals:
         self._mode = "raise"
         self._saved: dict[int, object] = {}
         self._active = False
+        # A raise put off (`_resend`): whether its signal was the first; None when none is.
+        self._resend_first: bool | None = None
+        self._last_raise = (signal.SIGINT, True)  # (signal, first): for one Python dropped
 
     def __enter__(self) -> StopSignals:
         self._active = threading.current_thread() is threading.main_thread()
@@ -107,6 +122,8 @@ class StopSignals:
             self._saved = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
             self._saved_env = os.environ.get(TUNE_SIGINT_ENV)
             os.environ[TUNE_SIGINT_ENV] = "1"
+            self._saved_unraisablehook = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
             self.take_over()
         return self
 
@@ -115,6 +132,7 @@ class StopSignals:
             return
         for signum, handler in self._saved.items():
             signal.signal(signum, handler)
+        sys.unraisablehook = self._saved_unraisablehook
         if self._saved_env is None:
             os.environ.pop(TUNE_SIGINT_ENV, None)
         else:
@@ -167,8 +185,9 @@ class StopSignals:
             raise SweepInterrupted(self.received, detail)
 
     def _handle(self, signum: int, frame) -> None:
-        first = self.received is None
-        if first:
+        resent, self._resend_first = self._resend_first, None
+        first = self.received is None if resent is None else resent
+        if self.received is None:
             self.received = signum
         name = signal.Signals(signum).name
         if self._mode == "done":
@@ -185,5 +204,30 @@ class StopSignals:
             )
             tune_stop(signum, frame)
             return
+        if frame is not None and frame.f_code.co_filename.startswith(IMPORT_MACHINERY):
+            self._resend(signum, first)
+            return
         # The first signal decides the exit status; a later one only makes it stop at once.
+        self._last_raise = (signum, first)
         raise SweepInterrupted(self.received, "" if first else f"{name} again: stopped at once")
+
+    def _unraisable(self, unraisable) -> None:
+        """`sys.unraisablehook`: a raise that Python dropped (in a `__del__`, a weakref
+        callback) is made again; anything else goes to the hook that was there before."""
+        if isinstance(unraisable.exc_value, SweepInterrupted):
+            self._resend(*self._last_raise)
+        else:
+            self._saved_unraisablehook(unraisable)
+
+    def _resend(self, signum: int, first: bool) -> None:
+        """Send `signum` to the main thread again in a moment, as the `first` signal or not,
+        unless another signal comes before or these handlers are no longer installed."""
+
+        def send() -> None:
+            if self._resend_first is not None and signal.getsignal(signum) == self._handle:
+                signal.pthread_kill(threading.main_thread().ident, signum)
+
+        self._resend_first = first
+        timer = threading.Timer(RESEND_AFTER_S, send)
+        timer.daemon = True
+        timer.start()

@@ -3,11 +3,17 @@
 import contextlib
 import os
 import signal
+import subprocess
+import sys
+import textwrap
+import time
 
 import pytest
+from conftest import scaled_timeout
 from tracking_stores import sqlite_uri, tracking_store
 
 from sweeps.interruption import (
+    IMPORT_MACHINERY,
     TUNE_STOP_SIGNAL,
     StopSignals,
     SweepInterrupted,
@@ -154,6 +160,117 @@ def test_once_the_sweep_is_reported_a_signal_is_only_acknowledged(capsys):
         _send(signal.SIGINT)  # Ray shutting down: no SweepInterrupted
     out = capsys.readouterr().out
     assert out.count("received: the sweep has already finished; exiting") == 2
+
+
+def _wait_for_the_raise() -> None:
+    """Sleep until a put-off raise comes (then SweepInterrupted leaves here), at most 60 s."""
+    deadline = time.monotonic() + scaled_timeout(20)
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+class _FrameOfTheImport:
+    """A meta path finder that keeps the frame of importlib's code that asked it."""
+
+    frame = None
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "a_module_nobody_has":
+            _FrameOfTheImport.frame = sys._getframe(1)
+        return None
+
+
+def test_a_signal_inside_importlibs_code_raises_a_moment_later_outside_it():
+    finder = _FrameOfTheImport()
+    sys.meta_path.insert(0, finder)
+    try:
+        with contextlib.suppress(ImportError):
+            import a_module_nobody_has  # noqa: F401
+    finally:
+        sys.meta_path.remove(finder)
+    frame = _FrameOfTheImport.frame
+    assert frame.f_code.co_filename.startswith(IMPORT_MACHINERY)
+    with StopSignals() as signals:
+        signals._handle(signal.SIGINT, frame)  # as if SIGINT came while importlib ran
+        with pytest.raises(SweepInterrupted) as raised:
+            _wait_for_the_raise()
+    assert raised.value.exit_code == 130
+    assert str(raised.value) == "SIGINT received"  # the first signal, sent again
+
+
+class _DropsWhatItRaises:
+    def __del__(self):
+        signal.raise_signal(signal.SIGTERM)  # the handler runs here; Python drops its raise
+
+
+def test_a_raise_that_python_drops_is_made_again():
+    with StopSignals():
+        with pytest.raises(SweepInterrupted) as raised:
+            _DropsWhatItRaises()  # made and dropped: its __del__ runs now
+            _wait_for_the_raise()
+    assert raised.value.exit_code == 143
+    assert str(raised.value) == "SIGTERM received"
+
+
+# A SIGINT arriving while the main thread waits for the import lock in importlib's code (as
+# the smoke sweep's driver does while its store opens in a thread that imports MLflow): the
+# handler runs as the lock is taken, before importlib's `try`. Raised there, the lock stayed
+# held and the next import in another thread waited forever (the CI drill of 2026-12-03).
+SIGNAL_IN_AN_IMPORT = textwrap.dedent(
+    """
+    import _imp, importlib, signal, sys, threading, time
+    from sweeps.interruption import IMPORT_MACHINERY, StopSignals, SweepInterrupted
+
+    sys.path.insert(0, sys.argv[1])
+    main = threading.main_thread().ident
+    held = threading.Event()
+
+    def hold_the_import_lock_then_signal():
+        _imp.acquire_lock()
+        held.set()
+        try:  # until the main thread waits for the lock inside importlib's code
+            while not sys._current_frames()[main].f_code.co_filename.startswith(
+                IMPORT_MACHINERY
+            ):
+                time.sleep(0.001)
+            time.sleep(0.1)
+            signal.pthread_kill(main, signal.SIGINT)
+            time.sleep(0.1)
+        finally:
+            _imp.release_lock()
+
+    with StopSignals():
+        threading.Thread(target=hold_the_import_lock_then_signal).start()
+        held.wait()
+        try:
+            import first_module
+            time.sleep(30)
+            print("not interrupted")
+        except SweepInterrupted as interruption:
+            print(f"interrupted: {interruption}")
+    importer = threading.Thread(
+        target=importlib.import_module, args=("second_module",), daemon=True
+    )
+    importer.start()
+    importer.join(10)
+    print("the import lock is", "still held" if importer.is_alive() else "free")
+    """
+)
+
+
+def test_a_signal_while_importlib_takes_the_import_lock_leaves_the_lock_free(tmp_path):
+    for name in ("first_module", "second_module"):
+        (tmp_path / f"{name}.py").write_text("")
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_IN_AN_IMPORT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=scaled_timeout(60),
+    )
+    assert done.stdout.splitlines() == [
+        "interrupted: SIGINT received",
+        "the import lock is free",
+    ], done.stderr
 
 
 def _raised_in_rays_compiled_code():
