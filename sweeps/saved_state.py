@@ -6,6 +6,11 @@ restore from it once ran a trial with an empty configuration. Here every state f
 load, every saved trial's space must be a whole `TrialRequest`, and a grid phase must hold
 all its trials; otherwise the sweep is refused in one line (DataError) before any trial.
 
+Tune writes the state in the driver's staging folder under Ray's temporary directory first,
+then copies it to the storage path in a thread: a driver killed during that copy leaves the
+stored file empty or cut short beside a whole staging copy (met on CI, 2026-12-03). When that
+copy is still on this machine the stored file is replaced by it (`check_state_files`).
+
 A killed driver can also leave a state that names a checkpoint Tune has already deleted
 (`recover_deleted_checkpoints`): the trial then continues from the newer one that replaced it.
 """
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import pickle
 from pathlib import Path
 
@@ -85,17 +91,49 @@ def recover_deleted_checkpoints(path: str, trials) -> None:
 def check_state_files(folder: Path) -> None:
     """Every state file Tune keeps at the top of an experiment folder loads: the experiment
     state (JSON), the grid's and the searcher's states (pickles, the grid's named .json).
-    `tuner.pkl` is left to `Tuner.restore`: it holds Ray object references."""
+    One that does not is replaced by the driver's whole staging copy when this machine still
+    has it (`staging_copy`), else refused. `tuner.pkl` is left to `Tuner.restore`: it holds
+    Ray object references."""
     for path in sorted(folder.glob("*state-*")):
-        try:
-            if path.name.startswith("experiment_state-"):
-                json.loads(path.read_text())
-            else:
-                pickle.loads(path.read_bytes())
-        except Exception as error:
-            raise unrestorable(
-                str(folder), f"{path.name} does not load ({type(error).__name__}: {error})"
-            ) from None
+        error = load_error(path)
+        if error is None:
+            continue
+        copy = staging_copy(folder.name, path.name)
+        if copy is None:
+            raise unrestorable(str(folder), f"{path.name} does not load ({error})")
+        replacement = path.with_name(f".{path.name}.restoring")
+        replacement.write_bytes(copy.read_bytes())
+        os.replace(replacement, path)
+        logger.warning(
+            f"{path} does not load ({error}), as a driver stopped while Tune copied it "
+            f"leaves it; continuing from Tune's whole copy in the driver's staging folder, {copy}"
+        )
+
+
+def load_error(path: Path) -> str | None:
+    """Why the state file at `path` does not load ("JSONDecodeError: ..."), or None."""
+    try:
+        if path.name.startswith("experiment_state-"):
+            json.loads(path.read_text())
+        else:
+            pickle.loads(path.read_bytes())
+    except Exception as error:  # whatever a file cut short raises
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def staging_copy(experiment: str, name: str) -> Path | None:
+    """The newest copy of state file `name` of experiment folder `experiment` that loads in
+    the driver's staging folders on this machine (Ray's temporary directory: $RAY_TMPDIR,
+    else $TMPDIR, else /tmp, then ray/session_*/artifacts/<start>/<experiment>/
+    driver_artifacts), or None. Its name carries the Tune session's start time, so only the
+    driver that wrote the damaged file has one."""
+    from ray._common.utils import get_default_ray_temp_dir
+
+    pattern = f"session_*/artifacts/*/{experiment}/driver_artifacts/{name}"
+    copies = [path for path in Path(get_default_ray_temp_dir()).glob(pattern) if path.is_file()]
+    whole = [path for path in copies if load_error(path) is None]
+    return max(whole, key=lambda path: path.stat().st_mtime, default=None)
 
 
 def unrestorable(path: str, why: str) -> DataError:

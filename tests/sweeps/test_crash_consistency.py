@@ -157,7 +157,8 @@ def _state_folder(tmp_path: Path) -> Path:
     return folder
 
 
-def test_state_files_cut_short_are_refused_in_one_line(tmp_path):
+def test_state_files_cut_short_are_refused_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path / "no-staging"))  # no copy to continue from
     folder = _state_folder(tmp_path)
     saved_state.check_state_files(folder)
     for name in ("experiment_state-2026.json", "basic-variant-state-2026.json"):
@@ -168,6 +169,41 @@ def test_state_files_cut_short_are_refused_in_one_line(tmp_path):
         assert name in str(refused.value) and "without --resume" in str(refused.value)
         assert "\n" not in str(refused.value)
         (folder / name).write_bytes(whole)
+
+
+def _staging_folder(ray_tmpdir: Path, session: str, experiment: str) -> Path:
+    """Where the driver of Ray session `session` stages `experiment`'s state."""
+    folder = ray_tmpdir / "ray" / session / "artifacts" / "2026-12-03_15-52-43"
+    folder = folder / experiment / "driver_artifacts"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def test_a_state_file_emptied_by_a_kill_is_replaced_by_the_drivers_whole_staging_copy(
+    tmp_path, monkeypatch, caplog
+):
+    """SIGKILL while Tune copied its state to storage: the stored file empty (CI, 2026-12-03),
+    the driver's staging copy whole; an older session's copy of another experiment ignored."""
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path / "raytmp"))
+    folder = _state_folder(tmp_path)
+    name = "experiment_state-2026.json"
+    whole = '{"trial_data": [["a trial"]], "runner_data": {}}'
+    staged = _staging_folder(tmp_path / "raytmp", "session_2026-12-03_15-52-27_1", folder.name)
+    (staged / name).write_text(whole)
+    other = _staging_folder(tmp_path / "raytmp", "session_2026-12-03_15-40-00_2", "other-grid")
+    (other / name).write_text('{"trial_data": [], "runner_data": {"other": 1}}')
+    (folder / name).write_text("")
+    with caplog.at_level("WARNING", logger="sweeps.saved_state"):
+        saved_state.check_state_files(folder)
+    assert (folder / name).read_text() == whole
+    assert [path.name for path in folder.iterdir() if path.name.startswith(".")] == []
+    (warning,) = caplog.messages
+    assert name in warning and "JSONDecodeError" in warning and str(staged / name) in warning
+    # A staging copy cut short as well is no copy: the file is refused as before.
+    (staged / name).write_text(whole[:10])
+    (folder / name).write_text("")
+    with pytest.raises(DataError, match=f"{name} does not load"):
+        saved_state.check_state_files(folder)
 
 
 def _saved_trial(space: dict, status: str = "TERMINATED", error_file: str | None = None):
