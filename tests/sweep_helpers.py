@@ -172,21 +172,6 @@ DEMO_SETTINGS = {
     "max_train_examples": "200",
     "max_eval_examples": "100",
 }
-# `--set seeds=auto` on the smoke sweep, shrunk so that the sequential design still has
-# something to decide: with DEMO_SETTINGS the models learn nothing, both EAR configurations
-# are futile after the first round and no second round runs. Here the models learn (about
-# 48 % dev accuracy); after the first round the paper's EAR setting trails the baseline at
-# z = -1.7, whose size lies between the two-sided design's futility (0.95) and efficacy
-# (2.67) boundaries, so it gets more seeds, and the released one (z = 0.2-0.3) is futile.
-# Trials are not bit-reproducible (a dev accuracy moves by up to 3 points between runs), but
-# in three runs these z moved by less than 0.1.
-SEQUENTIAL_SETTINGS = {
-    "epochs": "2",  # 125 steps over the whole 2,000-pair train split: the models learn
-    "evals_per_epoch": "1",
-    "tiny_layers": "2",  # of the smoke model's 6: cheaper steps
-    "layer": "2",  # EAR's smoke points read layer 6 of 6
-    "max_eval_examples": "300",  # every dev pair (what the rounds compare on); test cut to it
-}
 ROBUST_SETTINGS = {
     "epochs": "1",
     "evals_per_epoch": "1",

@@ -2,11 +2,14 @@
 against published ones, and its type-I error, power and seeds spent on simulated XNLI-like
 comparisons (analysis/seed_simulation.py)."""
 
+import os
+
 import numpy as np
 import pytest
 
 from analysis.seed_simulation import design_figures
 from analysis.sequential import (
+    CONTINUE,
     EFFICACY,
     FUTILITY,
     MAXIMUM,
@@ -199,37 +202,70 @@ def test_sequential_seeds_are_refused_for_the_search_strategy():
         apply_overrides(spec, {"seeds": "auto"})
 
 
+def test_the_scripted_scores_continue_after_round_one_and_stop_after_round_two():
+    """What the sweep test below relies on (tests/scripted_trials.py): the paper's setting
+    continues after round 1 and crosses efficacy after round 2; the released one is futile."""
+    from scripted_trials import example_scores
+
+    design = SequentialDesign()
+    baseline = np.array([example_scores("finetune", 1.0, seed) for seed in range(5)])
+    differences = np.array(
+        [[example_scores("ear", alpha, seed) for seed in range(5)] for alpha in (1.0, 0.1)]
+    )
+    differences -= baseline
+    assert decide(design, 0, crossed_z(differences[:, :3])).tolist() == [CONTINUE, FUTILITY]
+    stopped, decision, _ = run_rounds(design, differences)
+    assert list(decision) == [EFFICACY, FUTILITY] and list(stopped) == [1, 0]
+
+
 @pytest.mark.slow
-def test_the_smoke_demo_with_sequential_seeds_spends_fewer_trials(tmp_path):
-    """`python sweeps/ear_xnli.py --preset smoke --set seeds=auto`, as the issue asks, on
-    settings small enough to be quick that still run a second round."""
+def test_the_smoke_sweep_with_sequential_seeds_runs_a_second_round_and_spends_fewer_trials(
+    tmp_path,
+):
+    """`python sweeps/ear_xnli.py --preset smoke --set seeds=auto` through the real command,
+    Tune, MLflow and report, with the scripted scores of tests/scripted_trials.py in place of
+    training (whose decisions move between machines): the released setting is futile after
+    round 1, the paper's gets round 2 and is decided there."""
     import json
 
     from mlflow.tracking import MlflowClient
-    from sweep_helpers import SEQUENTIAL_SETTINGS, run_smoke_sweep, set_arguments
+    from scripted_trials import SEQUENTIAL_TRIAL
+    from sweep_helpers import REPO, run_command
+    from tracking_stores import tracking_store
 
     from analysis.collect import find_parent_run
     from analysis.sequential import SEQUENTIAL_TAG
+    from sweeps.trainable import TRIAL_FUNCTION_ENV
+    from xlt_schema import PHASE_TAG
 
-    settings = set_arguments(SEQUENTIAL_SETTINGS)
-    uri, completed = run_smoke_sweep("ear_xnli", tmp_path, "--set", "seeds=auto", *settings)
+    uri = tracking_store(tmp_path)
+    tests = str(REPO / "tests")
+    env = {
+        TRIAL_FUNCTION_ENV: SEQUENTIAL_TRIAL,  # the Ray workers inherit it
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(REPO), tests, os.environ.get("PYTHONPATH")])
+        ),
+    }
+    script = str(REPO / "sweeps" / "ear_xnli.py")
+    argv = [script, "--preset", "smoke", "--set", "seeds=auto", "--set", "log_models=false"]
+    completed = run_command(argv, tmp_path, env=env)
     client = MlflowClient(uri)
     parent = find_parent_run(client, "ear_xnli")
     record = json.loads(parent.data.tags[SEQUENTIAL_TAG])
     trials = client.search_runs(
         [parent.info.experiment_id], f"tags.mlflow.parentRunId = '{parent.info.run_id}'"
     )
-    assert record["max_trials"] == 15
-    assert len(trials) == record["trials"] < record["max_trials"]
-    assert {o["decision"] for o in record["configurations"]} <= {"efficacy", "futility", "maximum"}
-    # Both EAR configurations were decided, and at least one after a second round.
-    assert len(record["configurations"]) == 2
-    assert max(o["rounds"] for o in record["configurations"]) >= 2
-    # A first round of 3 seeds for the 3 configurations, then each continuing configuration's
-    # extra seeds, run beside the baseline's (as many as the longest-running one's).
-    extra_seeds = [o["seeds"] - 3 for o in record["configurations"]]
-    assert len(trials) == 3 * 3 + sum(extra_seeds) + max(extra_seeds)
+    outcomes = {o["label"].split()[1]: o for o in record["configurations"]}
+    assert {k: (o["decision"], o["rounds"], o["seeds"]) for k, o in outcomes.items()} == {
+        "alpha=0.1": ("futility", 1, 3),
+        "alpha=1": ("efficacy", 2, 4),
+    }
+    # Round 1: 3 seeds of the 3 configurations; round 2: seed 3 of the paper's setting and
+    # of the baseline. 11 of at most 15.
+    assert record["trials"] == len(trials) == 11 and record["max_trials"] == 15
+    phases = sorted(run.data.tags[PHASE_TAG] for run in trials)
+    assert phases == ["grid-round1"] * 9 + ["grid-round2"] * 2
     report = next((tmp_path / "reports" / "ear_xnli").glob("*/report.md")).read_text()
     assert "## Sequential seeds" in report and "Lan-DeMets O'Brien-Fleming" in report
-    assert f"Trials run: {record['trials']} of at most 15" in report
+    assert "Trials run: 11 of at most 15" in report
     print(completed.stdout[-3000:])
