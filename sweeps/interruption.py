@@ -112,9 +112,10 @@ class StopSignals:
         self._mode = "raise"
         self._saved: dict[int, object] = {}
         self._active = False
-        # A raise put off (`_resend`): whether its signal was the first; None when none is.
-        self._resend_first: bool | None = None
-        self._last_raise = (signal.SIGINT, True)  # (signal, first): for one Python dropped
+        # A raise put off (`_resend`), (signal, first); None when none is.
+        self._pending: tuple[int, bool] | None = None
+        # The last raise made, (signal, first): to make it again if Python drops it.
+        self._last_raise: tuple[int, bool] | None = None
 
     def __enter__(self) -> StopSignals:
         self._active = threading.current_thread() is threading.main_thread()
@@ -139,10 +140,14 @@ class StopSignals:
             os.environ[TUNE_SIGINT_ENV] = self._saved_env
 
     def take_over(self) -> None:
-        """(Re)install the handlers: `ray.init` replaces the SIGTERM handler with its own."""
+        """(Re)install the handlers: `ray.init` replaces the SIGTERM handler with its own. A
+        raise put off while it was replaced (its resend found another handler) is made now."""
         if self._active:
+            pending, self._pending = self._pending, None
             for signum in STOP_SIGNALS:
                 signal.signal(signum, self._handle)
+            if pending is not None and self._mode == "raise":
+                self._raise(*pending)
 
     @contextlib.contextmanager
     def tune_fit(self):
@@ -185,8 +190,8 @@ class StopSignals:
             raise SweepInterrupted(self.received, detail)
 
     def _handle(self, signum: int, frame) -> None:
-        resent, self._resend_first = self._resend_first, None
-        first = self.received is None if resent is None else resent
+        resent, self._pending = self._pending, None
+        first = self.received is None if resent is None else resent[1]
         if self.received is None:
             self.received = signum
         name = signal.Signals(signum).name
@@ -207,14 +212,18 @@ class StopSignals:
         if frame is not None and frame.f_code.co_filename.startswith(IMPORT_MACHINERY):
             self._resend(signum, first)
             return
+        self._raise(signum, first)
+
+    def _raise(self, signum: int, first: bool) -> None:
         # The first signal decides the exit status; a later one only makes it stop at once.
         self._last_raise = (signum, first)
+        name = signal.Signals(signum).name
         raise SweepInterrupted(self.received, "" if first else f"{name} again: stopped at once")
 
     def _unraisable(self, unraisable) -> None:
         """`sys.unraisablehook`: a raise that Python dropped (in a `__del__`, a weakref
         callback) is made again; anything else goes to the hook that was there before."""
-        if isinstance(unraisable.exc_value, SweepInterrupted):
+        if isinstance(unraisable.exc_value, SweepInterrupted) and self._last_raise is not None:
             self._resend(*self._last_raise)
         else:
             self._saved_unraisablehook(unraisable)
@@ -224,10 +233,10 @@ class StopSignals:
         unless another signal comes before or these handlers are no longer installed."""
 
         def send() -> None:
-            if self._resend_first is not None and signal.getsignal(signum) == self._handle:
+            if self._pending is not None and signal.getsignal(signum) == self._handle:
                 signal.pthread_kill(threading.main_thread().ident, signum)
 
-        self._resend_first = first
+        self._pending = (signum, first)
         timer = threading.Timer(RESEND_AFTER_S, send)
         timer.daemon = True
         timer.start()

@@ -248,7 +248,7 @@ def run_shared_sweep(
         elif not new_store:
             tracking_store(workdir)
         argv = [str(REPO / "sweeps" / f"{name}.py"), "--preset", "smoke", *set_arguments(settings)]
-        completed = run_command(argv, workdir, timeout=timeout, env={"MLFLOW_TRACKING_URI": uri})
+        completed = run_command(argv, workdir, timeout=timeout)  # tracked in `uri`
         saved = {"args": argv, "stdout": completed.stdout, "stderr": completed.stderr, "uri": uri}
         record.write_text(json.dumps(saved))
         return SharedSweep(name, settings, workdir, uri, completed)

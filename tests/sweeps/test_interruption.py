@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 
 import pytest
 from conftest import scaled_timeout
@@ -14,6 +15,7 @@ from tracking_stores import sqlite_uri, tracking_store
 
 from sweeps.interruption import (
     IMPORT_MACHINERY,
+    RESEND_AFTER_S,
     TUNE_STOP_SIGNAL,
     StopSignals,
     SweepInterrupted,
@@ -163,7 +165,8 @@ def test_once_the_sweep_is_reported_a_signal_is_only_acknowledged(capsys):
 
 
 def _wait_for_the_raise() -> None:
-    """Sleep until a put-off raise comes (then SweepInterrupted leaves here), at most 60 s."""
+    """Sleep until a put-off raise comes (then SweepInterrupted leaves here), at most
+    scaled_timeout(20) seconds."""
     deadline = time.monotonic() + scaled_timeout(20)
     while time.monotonic() < deadline:
         time.sleep(0.01)
@@ -180,7 +183,7 @@ class _FrameOfTheImport:
         return None
 
 
-def test_a_signal_inside_importlibs_code_raises_a_moment_later_outside_it():
+def _a_frame_of_importlib() -> types.FrameType:
     finder = _FrameOfTheImport()
     sys.meta_path.insert(0, finder)
     try:
@@ -190,12 +193,29 @@ def test_a_signal_inside_importlibs_code_raises_a_moment_later_outside_it():
         sys.meta_path.remove(finder)
     frame = _FrameOfTheImport.frame
     assert frame.f_code.co_filename.startswith(IMPORT_MACHINERY)
+    return frame
+
+
+def test_a_signal_inside_importlibs_code_raises_a_moment_later_outside_it():
+    frame = _a_frame_of_importlib()
     with StopSignals() as signals:
         signals._handle(signal.SIGINT, frame)  # as if SIGINT came while importlib ran
         with pytest.raises(SweepInterrupted) as raised:
             _wait_for_the_raise()
     assert raised.value.exit_code == 130
     assert str(raised.value) == "SIGINT received"  # the first signal, sent again
+
+
+def test_a_raise_put_off_while_ray_init_held_the_handler_is_made_when_it_is_taken_back():
+    frame = _a_frame_of_importlib()
+    with StopSignals() as signals:
+        signal.signal(signal.SIGTERM, lambda *_: None)  # ray.init's, while it starts
+        signals._handle(signal.SIGTERM, frame)  # as if SIGTERM came while importlib ran
+        time.sleep(RESEND_AFTER_S * 10)  # the resend finds another handler: none is sent
+        with pytest.raises(SweepInterrupted) as raised:
+            signals.take_over()
+    assert raised.value.exit_code == 143
+    assert str(raised.value) == "SIGTERM received"
 
 
 class _DropsWhatItRaises:
