@@ -16,6 +16,7 @@ import pytest
 import yaml
 from conftest import scaled_timeout
 
+from benchmarks.tracking_servers import JOBS_OFF
 from sweeps.cluster import validate_cluster_file
 from sweeps.resources import check_cpus_fit, trial_resources
 from xlt_core.config import TrialConfig
@@ -45,6 +46,11 @@ def test_cluster_file_runs_mlflow_on_postgresql_and_holds_no_credentials():
     assert "mlflow server --app-name basic-auth --host $(hostname -I" in head
     assert "--artifacts-destination" in head
     assert "--backend-store-uri postgresql://xlt@localhost:5432/mlflow" in head
+    # Without MLflow's job consumers, as the benchmarks' servers (benchmarks.tracking_servers).
+    server = next(
+        command for command in config["head_start_ray_commands"] if "nohup mlflow server" in command
+    )
+    assert all(f"{name}={value} " in server for name, value in JOBS_OFF.items())
     setup = " ".join(config["head_setup_commands"])
     assert "openssl rand" in setup and "sqlite" not in head
     assert "0.0.0.0" not in text
