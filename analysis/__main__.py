@@ -2,6 +2,7 @@
 ``python -m analysis compare --experiments A,B,... [...]``."""
 
 import argparse
+import gc
 import math
 import os
 import sys
@@ -177,4 +178,8 @@ def _compare(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # As sweeps/cli.py: the exit's last garbage collection would walk every object the
+    # libraries made, for nothing (1.0-1.7 s of a report's exit here, 0.1 s without).
+    gc.freeze()
+    sys.exit(code)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import json
 import sys
 
@@ -90,4 +91,8 @@ def _positive_int(text: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # As sweeps/cli.py: the exit's last garbage collection would walk every object the
+    # libraries made, for nothing (0.9-1.3 s of a tiny trial's exit here, 0.2 s without).
+    gc.freeze()
+    sys.exit(code)

@@ -132,6 +132,36 @@ def test_only_a_sweep_script_process_skips_its_final_garbage_collection(monkeypa
         gc.unfreeze()
 
 
+@pytest.mark.parametrize("module", ["analysis", "xlt_core"])
+def test_the_report_and_trial_commands_freeze_the_heap_as_they_exit(module, monkeypatch, tmp_path):
+    """`python -m analysis` and `python -m xlt_core` skip the final collection as the sweep
+    scripts do; here each exits on bad input (exit 2) after its `main` returned."""
+    import gc
+    import runpy
+
+    from tracking_stores import tracking_store
+
+    argv = {
+        "analysis": [
+            "report",
+            "--experiment",
+            "nobody",
+            "--tracking-uri",
+            tracking_store(tmp_path),
+        ],
+        "xlt_core": ["--set", "epochs=-1"],
+    }[module]
+    monkeypatch.setattr(sys, "argv", [module, *argv])
+    frozen = gc.get_freeze_count()
+    try:
+        with pytest.raises(SystemExit) as exited:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        assert exited.value.code == 2
+        assert gc.get_freeze_count() > frozen
+    finally:
+        gc.unfreeze()
+
+
 # --- python -m xlt_core: threads, one check -------------------------------------------
 
 
