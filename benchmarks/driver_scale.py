@@ -41,30 +41,37 @@ TIMEOUT_S = 3600
 NOOP = "benchmarks.driver_scale:noop_trial"
 
 
-def noop_trial(config, reporter):
-    """A trial that trains nothing: the selection metric's dev set and every test language
-    scored on EVAL_EXAMPLES 0/1 scores drawn from the configuration and seed (so the search
-    has something to rank and the report something to test). Runs in a Ray worker."""
-    import numpy as np
-
+def scored_trial_result(config, scores_of):
+    """A trial's result with nothing trained: the selection metric's dev set and every test
+    language, each given the 0/1 scores `scores_of(split, lang)` and their mean as its metric."""
     from xlt_core.trial_result import TrialResult
     from xlt_schema import example_scores_key, metric_key
 
-    split, dev_lang, metric = config.selection_metric().split("/")
-    sets = [(split, dev_lang), *(("test", lang) for lang in config.test_langs)]
-    seed = zlib.crc32(f"{config.config_key()}-{config.seed}".encode())
-    rng = np.random.default_rng(seed)
-    metrics, scores = {}, {}
-    for split, lang in sets:
-        correct = (rng.random(EVAL_EXAMPLES) < rng.uniform(0.3, 0.7)).astype(float)
-        metrics[metric_key(split, lang, metric)] = float(correct.mean())
-        scores[example_scores_key(split, lang)] = {
+    dev_split, dev_lang, metric = config.selection_metric().split("/")
+    metrics, per_example = {}, {}
+    for split, lang in [(dev_split, dev_lang), *(("test", lang) for lang in config.test_langs)]:
+        scores = [float(score) for score in scores_of(split, lang)]
+        metrics[metric_key(split, lang, metric)] = sum(scores) / len(scores)
+        per_example[example_scores_key(split, lang)] = {
             "split": split,
             "lang": lang,
             "metric": metric,
-            "scores": correct.tolist(),
+            "scores": scores,
         }
-    return TrialResult(metrics=metrics, example_scores=scores)
+    return TrialResult(metrics=metrics, example_scores=per_example)
+
+
+def noop_trial(config, reporter):
+    """A trial that trains nothing: every set scored on EVAL_EXAMPLES 0/1 scores drawn from
+    the configuration and seed (so the search has something to rank and the report something
+    to test). Runs in a Ray worker."""
+    import numpy as np
+
+    seed = zlib.crc32(f"{config.config_key()}-{config.seed}".encode())
+    rng = np.random.default_rng(seed)
+    return scored_trial_result(
+        config, lambda split, lang: rng.random(EVAL_EXAMPLES) < rng.uniform(0.3, 0.7)
+    )
 
 
 def sweep_arguments(trials: int) -> list[str]:

@@ -30,18 +30,7 @@ def example_scores(method: str, alpha: float, seed: int) -> list[float]:
 def sequential_trial(config, reporter):
     """The trial of `config`: its dev set and every test language scored as above; nothing
     trains. Runs in a Ray worker."""
-    from xlt_core.trial_result import TrialResult
-    from xlt_schema import example_scores_key, metric_key
+    from benchmarks.driver_scale import scored_trial_result
 
-    dev_split, dev_lang, metric = config.selection_metric().split("/")
     scores = example_scores(config.method, config.alpha, config.seed)
-    metrics, per_example = {}, {}
-    for split, lang in [(dev_split, dev_lang), *(("test", lang) for lang in config.test_langs)]:
-        metrics[metric_key(split, lang, metric)] = sum(scores) / len(scores)
-        per_example[example_scores_key(split, lang)] = {
-            "split": split,
-            "lang": lang,
-            "metric": metric,
-            "scores": scores,
-        }
-    return TrialResult(metrics=metrics, example_scores=per_example)
+    return scored_trial_result(config, lambda split, lang: scores)
