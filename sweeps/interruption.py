@@ -112,8 +112,12 @@ class StopSignals:
         self._mode = "raise"
         self._saved: dict[int, object] = {}
         self._active = False
-        # A raise put off (`_resend`), (signal, first); None when none is.
+        # A raise put off (`_resend`), (signal, first); None when none is. Its resend timer
+        # and the main thread decide under `_resend_lock` which of them makes it: the timer
+        # once it has sent the signal again (`_pending_sent`), else `take_over`; never both.
         self._pending: tuple[int, bool] | None = None
+        self._pending_sent = False
+        self._resend_lock = threading.RLock()  # re-entered by a handler run inside it
         # The last raise made, (signal, first): to make it again if Python drops it.
         self._last_raise: tuple[int, bool] | None = None
 
@@ -142,12 +146,16 @@ class StopSignals:
     def take_over(self) -> None:
         """(Re)install the handlers: `ray.init` replaces the SIGTERM handler with its own. A
         raise put off while it was replaced (its resend found another handler) is made now."""
-        if self._active:
-            pending, self._pending = self._pending, None
+        if not self._active:
+            return
+        with self._resend_lock:
             for signum in STOP_SIGNALS:
                 signal.signal(signum, self._handle)
-            if pending is not None and self._mode == "raise":
-                self._raise(*pending)
+            if self._pending_sent:  # on its way to `_handle`, which raises it
+                return
+            pending, self._pending = self._pending, None
+        if pending is not None and self._mode == "raise":
+            self._raise(*pending)
 
     @contextlib.contextmanager
     def tune_fit(self):
@@ -190,7 +198,8 @@ class StopSignals:
             raise SweepInterrupted(self.received, detail)
 
     def _handle(self, signum: int, frame) -> None:
-        resent, self._pending = self._pending, None
+        with self._resend_lock:
+            resent, self._pending, self._pending_sent = self._pending, None, False
         first = self.received is None if resent is None else resent[1]
         if self.received is None:
             self.received = signum
@@ -233,10 +242,14 @@ class StopSignals:
         unless another signal comes before or these handlers are no longer installed."""
 
         def send() -> None:
-            if self._pending is not None and signal.getsignal(signum) == self._handle:
-                signal.pthread_kill(threading.main_thread().ident, signum)
+            with self._resend_lock:
+                if self._pending is pending and signal.getsignal(signum) == self._handle:
+                    self._pending_sent = True
+                    signal.pthread_kill(threading.main_thread().ident, signum)
 
-        self._pending = (signum, first)
+        pending = (signum, first)
+        with self._resend_lock:
+            self._pending, self._pending_sent = pending, False
         timer = threading.Timer(RESEND_AFTER_S, send)
         timer.daemon = True
         timer.start()

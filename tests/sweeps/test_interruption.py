@@ -218,6 +218,34 @@ def test_a_raise_put_off_while_ray_init_held_the_handler_is_made_when_it_is_take
     assert str(raised.value) == "SIGTERM received"
 
 
+def test_a_resend_already_on_its_way_when_the_handler_is_taken_back_raises_once():
+    # The resend's timer sends the signal while our handler is installed, and the main thread
+    # calls take_over before the signal is delivered (here: held back by the thread's mask).
+    # One raise must come, as the first signal: take_over raising it too made the delivered
+    # signal a second one, "stopped at once", while the first raise unwound.
+    frame = _a_frame_of_importlib()
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
+    try:
+        with StopSignals() as signals:
+            signals._handle(signal.SIGTERM, frame)  # as if SIGTERM came while importlib ran
+            deadline = time.monotonic() + scaled_timeout(20)
+            while signal.SIGTERM not in signal.sigpending() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert signal.SIGTERM in signal.sigpending(), "the resend was not sent"
+            try:
+                signals.take_over()  # the signal is on its way: nothing is raised here
+            except SweepInterrupted:
+                pytest.fail("take_over raised the signal that was already sent again")
+            with pytest.raises(SweepInterrupted) as raised:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+                _wait_for_the_raise()
+            time.sleep(RESEND_AFTER_S * 10)  # a second signal would raise here
+    finally:
+        signal.sigtimedwait([signal.SIGTERM], 0)  # one still held back would end pytest
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
+    assert str(raised.value) == "SIGTERM received"
+
+
 class _DropsWhatItRaises:
     def __del__(self):
         signal.raise_signal(signal.SIGTERM)  # the handler runs here; Python drops its raise
