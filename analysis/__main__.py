@@ -10,14 +10,15 @@ from pathlib import Path
 
 from mlflow.exceptions import MlflowException
 
-from analysis.collect import PROGRESS_BAR_VARIABLE
+from analysis.collect import PROGRESS_BAR_VARIABLE, connect, find_parent_run
 from analysis.compare import compare_sweeps, experiment_names
+from analysis.completeness import is_complete
 from analysis.report import print_summary, report_sweep
 from analysis.select import DEFAULT_BASELINE_METHOD, DEFAULT_CORRECTION
 from analysis.server_wait import DEFAULT_WAIT_S, wait_for_server
-from analysis.stats import CORRECTIONS, SIGNIFICANCE_TESTS
+from analysis.stats import CORRECTIONS, DEFAULT_TEST, SIGNIFICANCE_TESTS
 from xlt_schema.log import add_verbosity_flags, configure
-from xlt_schema.tracking_store import take_credentials
+from xlt_schema.tracking_store import sqlite_write_problem, take_credentials
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 USAGE_ERROR = 2
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m analysis", description="Statistics and reports for finished sweeps."
     )
+    add_verbosity_flags(parser)  # before the command (-v report ...) or after it
     commands = parser.add_subparsers(dest="command", required=True)
     report = commands.add_parser("report", help="select the best configuration and write a report")
     report.add_argument("--experiment", required=True, help="MLflow experiment (sweep) name")
@@ -37,11 +39,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--reference",
         help="second reference for ** marks: a method or an adaptation with one "
         "configuration (e.g. adjusted, for the adjusted model), a config label or a config key",
-    )
-    report.add_argument(
-        "--test",
-        choices=SIGNIFICANCE_TESTS,
-        help="significance test (default: the parent run's significance_test param, else ttest)",
     )
     report.add_argument(
         "--metric",
@@ -84,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_common(command: argparse.ArgumentParser, what: str) -> None:
     """The options ``report`` and ``compare`` share."""
-    add_verbosity_flags(command)
+    add_verbosity_flags(command, default=argparse.SUPPRESS)
     command.add_argument(
         "--tracking-uri",
         default=os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_TRACKING_URI),
@@ -99,6 +96,12 @@ def _add_common(command: argparse.ArgumentParser, what: str) -> None:
         f"once (default {DEFAULT_WAIT_S:g})",
     )
     command.add_argument("--out", help=f"directory for the {what} files (default: a new temp dir)")
+    command.add_argument(
+        "--test",
+        choices=SIGNIFICANCE_TESTS,
+        help="significance test (default: crossed, the seed-aware test; the others average "
+        "or pool the seeds and ignore the run-level seed variance, docs/statistics.md)",
+    )
     command.add_argument(
         "--correction",
         choices=(*CORRECTIONS, "none"),
@@ -137,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         wait_for_server(args.tracking_uri, args.server_wait)
         if args.command == "compare":
             return _compare(args)
+        _check_writable(args)
         report = report_sweep(
             args.tracking_uri,
             args.experiment,
@@ -159,6 +163,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _check_writable(args) -> None:
+    """A report of a complete sweep logs itself to the parent run and registers its model: a
+    SQLite store this user cannot write (a read-only folder, say) is then refused before any
+    work, in one line, rather than by MLflow's logged traceback at the first write. (A sweep
+    still running or interrupted is only read: its report needs no write.)"""
+    path = Path(args.tracking_uri.removeprefix("sqlite:///"))
+    if not args.tracking_uri.startswith("sqlite:///") or not path.is_file():
+        return  # a server checks its own writes; a missing file is named by the report
+    problem = sqlite_write_problem(path)
+    if problem is None:
+        return
+    parent = find_parent_run(connect(args.tracking_uri), args.experiment, args.parent_run)
+    if is_complete(parent):
+        raise ValueError(
+            f"the MLflow database {path} cannot be written ({problem}): the report of a "
+            "complete sweep logs itself to its parent run; run it where the store can be written"
+        )
+
+
 def _compare(args) -> int:
     comparison = compare_sweeps(
         args.tracking_uri,
@@ -167,6 +190,7 @@ def _compare(args) -> int:
         baseline_method=args.baseline,
         correction=args.correction,
         include_incomplete=args.include_incomplete,
+        test=args.test or DEFAULT_TEST,
     )
     print(Path(comparison.markdown_path).read_text(encoding="utf-8"))
     print(

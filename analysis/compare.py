@@ -130,12 +130,14 @@ def comparison_cells(
     baseline_method: str = DEFAULT_BASELINE_METHOD,
     correction: str = DEFAULT_CORRECTION,
     include_incomplete: bool = False,
+    test: str = DEFAULT_TEST,
 ) -> pd.DataFrame:
     """The cells of one sweep (its newest complete parent run with finished trials; with
     ``include_incomplete`` its newest with finished trials, rows marked when incomplete): its
     baseline and each method's selected configuration, per evaluation split, metric and
-    language, with whether the difference to the sweep's baseline is significant (the sweep's
-    own test, p-values corrected over languages)."""
+    language, with whether the difference to the sweep's baseline is significant (``test``,
+    by default the seed-aware one whatever the sweep's paper used; p-values corrected over
+    languages)."""
     if include_incomplete:
         parent = find_parent_run(client, experiment)
         trials = collect_trials(client, parent.info.run_id)
@@ -145,7 +147,6 @@ def comparison_cells(
     note = incomplete_note(parent, len(trials))
     name = f"{experiment} ({note.split(' (')[0]})" if note else experiment
     metric = params.get("selection_metric") or default_selection_metric(trials)
-    test = params.get("significance_test", DEFAULT_TEST)
     baseline_key = baseline_config_key(trials, baseline_method)
     means = aggregate_over_seeds(tidy_metrics(trials))
     scores = ExampleScores(client)
@@ -231,6 +232,7 @@ def compare_sweeps(
     correction: str = DEFAULT_CORRECTION,
     published_rows: PublishedRows | None = None,
     include_incomplete: bool = False,
+    test: str = DEFAULT_TEST,
 ) -> Comparison:
     """Write the side-by-side tables of ``experiments`` (Markdown, LaTeX, one plot each)
     into ``out_dir`` (default: a new temporary directory that is kept). ``published_rows``
@@ -239,7 +241,7 @@ def compare_sweeps(
     client = connect(tracking_uri)
     cells = pd.concat(
         [
-            comparison_cells(client, name, baseline_method, correction, include_incomplete)
+            comparison_cells(client, name, baseline_method, correction, include_incomplete, test)
             for name in experiments
         ],
         ignore_index=True,

@@ -9,6 +9,7 @@ from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
 from analysis.collect import json_artifact
+from analysis.papers import UNDRAWN_FIGURES
 from xlt_schema import DEPARTURES_ARTIFACT, PAPER_TAG
 
 TITLE = "Departures from the paper"
@@ -42,6 +43,10 @@ def departures_section(logged: dict | None) -> list[str]:
             f"- **{departure['setting']}**: paper {departure['paper']}; ours {ours}; "
             f"why: {departure['reason']}"
         )
+    undrawn = UNDRAWN_FIGURES.get(logged["paper"], ())
+    if undrawn:
+        lines += ["", "Figures of the paper this report does not draw:", ""]
+        lines += [f"- {figure}" for figure in undrawn]
     return lines
 
 

@@ -74,9 +74,10 @@ def summary_tags(
     split: str,
     warnings: tuple[str, ...],
 ) -> dict[str, str]:
-    """The parent run's tags: the selected configuration, the verdict on the selection
-    metric, per language of ``split`` a significant gain, loss or neither, and how many
-    sanity warnings the sweep has."""
+    """The parent run's tags: the selected configuration, the verdict (decided on the test
+    split's mean over its languages, not on the split that selected), per language of
+    ``split`` a significant gain, loss or neither, and how many sanity warnings the sweep
+    has."""
     tags = {
         SELECTED_CONFIG_TAG: selection.config_label,
         VERDICT_TAG: verdict.outcome,

@@ -1,5 +1,6 @@
 """PNG plots of a sweep: per-language gains with intervals, the generalized-transfer heat
-map, the hyperparameter response, and the gain against language distance (huang2021 Fig. 2).
+map, the hyperparameter response (also per language, ding2022 Fig. 6), and the gain against
+language distance (huang2021 Fig. 2).
 Matplotlib's Agg backend: no display needed."""
 
 import csv
@@ -147,6 +148,32 @@ def plot_hyperparameter_response(
     grid[0][0].legend(fontsize=7)
     figure.suptitle(
         f"Hyperparameter response on {metric} (other settings vary between points)", fontsize=9
+    )
+    return _save(figure, path)
+
+
+def plot_response_per_language(
+    means: pd.DataFrame, axes_names: list[str], metric: str, path: Path
+) -> str:
+    """Per hyperparameter, one line per language: the mean over seeds of each configuration
+    at each value (ding2022 Fig. 6 draws XNLI languages against the dictionary's scale).
+
+    ``means`` has a float column per hyperparameter (NaN where the method has none), lang
+    and value (a fraction), one row per configuration and language.
+    """
+    figure, grid = plt.subplots(
+        1, len(axes_names), figsize=(3.8 * len(axes_names), 3.4), squeeze=False
+    )
+    for axes, name in zip(grid[0], axes_names):
+        for lang, own in means.dropna(subset=[name]).groupby("lang", sort=False):
+            curve = own.groupby(name)["value"].mean()
+            axes.plot(curve.index, 100 * curve.to_numpy(), marker="o", markersize=3, label=lang)
+        axes.set_xlabel(name)
+        axes.set_ylabel(f"{metric} (%)")
+    grid[0][-1].legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    figure.suptitle(
+        f"{metric} per language, mean over seeds (other settings vary between points)",
+        fontsize=9,
     )
     return _save(figure, path)
 

@@ -37,6 +37,7 @@ probability of that z-test. The test counts an example's S units as independent 
 sees the run-level term, so it too rejects more than alpha when either varies.
 """
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -44,7 +45,13 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
-from analysis.stats import COUNT_STATISTICS, entity_f1
+from analysis.stats import (
+    COUNT_STATISTICS,
+    DEFAULT_TEST,
+    LINEARISATIONS,
+    crossed_df,
+    mean_squares,
+)
 from analysis.tables import markdown_table
 
 # The tables read a sweep from MLflow (analysis.collect, analysis.select); those imports wait
@@ -55,6 +62,8 @@ TARGET_POWER = 0.8
 DEFAULT_ALPHA = 0.05
 # Seeds beyond this count are not searched: "more than MAX_SEEDS".
 MAX_SEEDS = 100
+# The one-sided level of the seed variance's upper bound the power statements assume.
+SEED_BOUND_LEVEL = 0.9
 _QUADRATURE_NODES = 48
 
 
@@ -68,6 +77,15 @@ class VarianceComponents:
     noise: float  # of the rest, e[s, i]
     n_examples: int
     n_seeds: int
+    # The seed variance's one-sided upper confidence bound (SEED_BOUND_LEVEL): from a few
+    # seeds the point estimate is far from sure, and the power statements use this bound.
+    seed_upper: float = float("nan")
+
+    def conservative(self) -> "VarianceComponents":
+        """These components with the seed variance at its upper bound (when known)."""
+        if not np.isfinite(self.seed_upper):
+            return self
+        return dataclasses.replace(self, seed=max(self.seed, self.seed_upper))
 
 
 def _difference_matrix(system, baseline) -> np.ndarray:
@@ -86,20 +104,6 @@ def _difference_matrix(system, baseline) -> np.ndarray:
     return system - baseline
 
 
-def mean_squares(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(examples, seeds, residual) mean squares of (..., seeds, examples) differences, one per
-    leading index: the two-way ANOVA without replication."""
-    seeds, examples = differences.shape[-2:]
-    grand = differences.mean(axis=(-2, -1), keepdims=True)
-    by_example = differences.mean(axis=-2, keepdims=True)
-    by_seed = differences.mean(axis=-1, keepdims=True)
-    residual = differences - by_example - by_seed + grand
-    ms_example = seeds * ((by_example - grand) ** 2).sum(axis=(-2, -1)) / (examples - 1)
-    ms_seed = examples * ((by_seed - grand) ** 2).sum(axis=(-2, -1)) / (seeds - 1)
-    ms_residual = (residual**2).sum(axis=(-2, -1)) / ((examples - 1) * (seeds - 1))
-    return ms_example, ms_seed, ms_residual
-
-
 def variance_components(system, baseline) -> VarianceComponents:
     """The comparison's variance components from paired (seeds, examples) scores.
 
@@ -109,6 +113,8 @@ def variance_components(system, baseline) -> VarianceComponents:
     differences = _difference_matrix(system, baseline)
     seeds, examples = differences.shape
     ms_example, ms_seed, ms_residual = (float(m) for m in mean_squares(differences))
+    # E[MS_seeds] <= (S - 1) MS_seeds / chi2_{S-1}(1 - level) with probability level.
+    seeds_bound = ms_seed * (seeds - 1) / stats.chi2.ppf(1 - SEED_BOUND_LEVEL, seeds - 1)
     return VarianceComponents(
         mean_difference=float(differences.mean()),
         example=max(0.0, (ms_example - ms_residual) / seeds),
@@ -116,6 +122,7 @@ def variance_components(system, baseline) -> VarianceComponents:
         noise=ms_residual,
         n_examples=examples,
         n_seeds=seeds,
+        seed_upper=max(0.0, (seeds_bound - ms_residual) / examples),
     )
 
 
@@ -168,9 +175,30 @@ def permutation_power(
     )
 
 
+def crossed_power(
+    difference: float, components: VarianceComponents, seeds: int, alpha: float = DEFAULT_ALPHA
+) -> float:
+    """Probability that the seed-aware test (:func:`analysis.stats.crossed_test`) rejects at
+    level ``alpha`` when the true difference is ``difference`` and each configuration runs
+    ``seeds`` seeds: the two-sided tail of the noncentral t with the test's degrees of
+    freedom at the expected mean squares and noncentrality difference / sd(mean)."""
+    n = components.n_examples
+    noise = components.noise
+    expected = (noise + seeds * components.example, noise + n * components.seed, noise)
+    variance = components.example / n + components.seed / seeds + noise / (n * seeds)
+    df = float(crossed_df(*expected, seeds, n))
+    critical = special.stdtrit(df, 1 - alpha / 2)
+    ncp = difference / np.sqrt(max(variance, 1e-24))
+    reject = (1.0 - special.nctdtr(df, ncp, critical)) + special.nctdtr(df, ncp, -critical)
+    if np.isnan(reject):  # scipy's nct fails at some large noncentralities (ttest_power)
+        reject = special.ndtr(ncp - critical) + special.ndtr(-critical - ncp)
+    return float(np.clip(reject, 0.0, 1.0))
+
+
 # The rejection probability of each of the sweep's tests (analysis.stats.SIGNIFICANCE_TESTS);
 # the bootstrap t-test is taken at the t-test's normal-theory approximation.
 _POWER_FUNCTIONS = {
+    "crossed": crossed_power,
     "ttest": ttest_power,
     "bootstrap": ttest_power,
     "permutation": permutation_power,
@@ -195,41 +223,12 @@ def rejection_probability(
     return _power_function(test)(difference, components, seeds, alpha)
 
 
-def f1_contributions(counts) -> np.ndarray:
-    """Each unit's first-order contribution to the pooled entity F1 of its counts.
-
-    ``counts`` is (..., seeds, examples, 3) [tp, fp, fn]; F1 = Y / X over the units pooled
-    on the last two unit axes, with y = 2 tp and x = 2 tp + fp + fn per unit. The delta
-    method (the ratio estimator's linearisation) gives F1 + (y - F1 x) / mean(x) per unit,
-    shaped (..., seeds, examples): their mean is the pooled F1 exactly, and a unit's weight
-    moves F1 by its influence (y - F1 x) / mean(x) over the number of units, to first order.
-    With no entity to find or predicted anywhere, F1 is 0 and so is every influence.
-    """
-    counts = np.asarray(counts, dtype=float)
-    if counts.ndim < 3 or counts.shape[-1] != 3:
-        raise ValueError(
-            f"F1 contributions need counts shaped (seeds, examples, 3) [tp, fp, fn]; got "
-            f"shape {counts.shape}"
-        )
-    f1 = entity_f1(counts.sum(axis=(-3, -2)))[..., None, None]
-    tp, fp, fn = np.moveaxis(counts, -1, 0)
-    size = 2 * tp + fp + fn
-    mean_size = size.mean(axis=(-2, -1), keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        influence = np.where(mean_size > 0, (2 * tp - f1 * size) / mean_size, 0.0)
-    return f1 + influence
-
-
-# Per-unit linearisations of the statistics of analysis.stats.COUNT_STATISTICS.
-_CONTRIBUTIONS = {entity_f1: f1_contributions}
-
-
 def minimum_detectable_difference(
     components: VarianceComponents,
     seeds: int,
     alpha: float = DEFAULT_ALPHA,
     power: float = TARGET_POWER,
-    test: str = "ttest",
+    test: str = DEFAULT_TEST,
 ) -> float:
     """The smallest positive true difference (score units) the sweep's ``test`` detects with
     ``power``; NaN when even a zero difference is rejected that often (seed variance far
@@ -252,7 +251,7 @@ def seeds_needed(
     alpha: float = DEFAULT_ALPHA,
     power: float = TARGET_POWER,
     max_seeds: int = MAX_SEEDS,
-    test: str = "ttest",
+    test: str = DEFAULT_TEST,
 ) -> int | None:
     """The fewest seeds per configuration with which the sweep's ``test`` detects a true
     ``difference`` (score units) with ``power``; None when more than ``max_seeds`` would be
@@ -274,7 +273,7 @@ class _Question:
     """What a power table asks: the test, the level, the target difference (score units) and
     the seeds the statement is for (None: the runs' own)."""
 
-    test: str = "ttest"
+    test: str = DEFAULT_TEST
     alpha: float = DEFAULT_ALPHA
     target: float | None = None
     seeds: int | None = None
@@ -291,14 +290,35 @@ def _compared_scores(scores, system_ids, baseline_ids, split, lang, test):
     tested = tested_counts(scores, system_ids, baseline_ids, split, lang, test)
     if tested:
         (system, baseline), name = tested
-        contributions = _CONTRIBUTIONS.get(COUNT_STATISTICS[name])
+        contributions = LINEARISATIONS.get(COUNT_STATISTICS[name])
         if contributions is None:
             raise AnalysisError(
-                f"the power of the permutation test on pooled {name!r} is not "
-                f"modelled (linearised: {', '.join(f.__name__ for f in _CONTRIBUTIONS)})"
+                f"the power of the {test} test on pooled {name!r} is not "
+                f"modelled (linearised: {', '.join(f.__name__ for f in LINEARISATIONS)})"
             )
         return contributions(system), contributions(baseline)
     return scores.scores(system_ids, split, lang), scores.scores(baseline_ids, split, lang)
+
+
+def _power_figures(components: VarianceComponents, seeds: int, question: _Question) -> dict:
+    """A power table row's figures; the rate, MDD and seeds needed assume the seed variance
+    at its upper bound (:meth:`VarianceComponents.conservative`)."""
+    bound = components.conservative()
+    figures = {
+        "n_seeds": seeds,
+        "n_examples": components.n_examples,
+        "mean_difference": components.mean_difference,
+        "seed_std": float(np.sqrt(components.seed)),
+        "seed_std_upper": float(np.sqrt(bound.seed)),
+        "example_std": float(np.sqrt(components.example + components.noise)),
+        "type1_rate": rejection_probability(question.test, 0.0, bound, seeds, question.alpha),
+        "mdd": minimum_detectable_difference(bound, seeds, question.alpha, test=question.test),
+    }
+    if question.target is not None:
+        figures["seeds_for_target"] = seeds_needed(
+            question.target, bound, question.alpha, test=question.test
+        )
+    return figures
 
 
 def _comparison_rows(scores, trials, config_key, baseline_key, targets, question: _Question):
@@ -320,26 +340,8 @@ def _comparison_rows(scores, trials, config_key, baseline_key, targets, question
         except (AnalysisError, ValueError) as error:
             rows.append({"split": split, "lang": lang, "n_seeds": seeds, "note": str(error)})
             continue
-        row = {
-            "split": split,
-            "lang": lang,
-            "n_seeds": seeds,
-            "n_examples": components.n_examples,
-            "mean_difference": components.mean_difference,
-            "seed_std": float(np.sqrt(components.seed)),
-            "example_std": float(np.sqrt(components.example + components.noise)),
-            "type1_rate": rejection_probability(
-                question.test, 0.0, components, seeds, question.alpha
-            ),
-            "mdd": minimum_detectable_difference(
-                components, seeds, question.alpha, test=question.test
-            ),
-            "note": "",
-        }
-        if question.target is not None:
-            row["seeds_for_target"] = seeds_needed(
-                question.target, components, question.alpha, test=question.test
-            )
+        row = {"split": split, "lang": lang, **_power_figures(components, seeds, question)}
+        row["note"] = ""
         rows.append(row)
     return rows
 
@@ -353,7 +355,7 @@ def power_table(
     alpha: float = DEFAULT_ALPHA,
     target_difference: float | None = None,
     seeds: int | None = None,
-    test: str = "ttest",
+    test: str = DEFAULT_TEST,
 ) -> pd.DataFrame:
     """Per configuration other than the baseline, on the selection metric's language and split
     and on every language of ``split``: the seeds (``seeds``, else those run), the run-level
@@ -390,13 +392,24 @@ def _seeds_text(value) -> str:
 # Per test, how its power is modelled (a note after its name) and what its standard error
 # leaves out, so that its false-positive rate exceeds alpha.
 _TEST_MODELS = {
-    "ttest": ("", "the seed-averaged t-test does not see it"),
-    "bootstrap": (", to its t approximation", "the seed-averaged t-test does not see it"),
+    "crossed": (
+        ", the seed-aware test, to its noncentral t approximation",
+        "it counts the run-level seed variance, so the rate is alpha up to the approximation",
+    ),
+    "ttest": (
+        "",
+        "the seed-averaged t-test does not see the run-level seed variance, so it exceeds alpha",
+    ),
+    "bootstrap": (
+        ", to its t approximation",
+        "the seed-averaged t-test does not see the run-level seed variance, so it exceeds alpha",
+    ),
     "permutation": (
         " on units pooled over seeds, to its normal approximation; a pooled metric such as "
         "NER's entity F1 through each sentence's first-order contribution to it",
         "the test counts every seed's run of an example as a unit of its own: it sees neither "
-        "the run-level term nor an example's difference repeating over seeds",
+        "the run-level term nor an example's difference repeating over seeds, so it exceeds "
+        "alpha",
     ),
 }
 
@@ -415,8 +428,10 @@ def power_section(
         f"For the sweep's test ({test}{model}) "
         f"at two-sided alpha {alpha}, from the sweep's own paired runs: the smallest true "
         "difference it detects with 80% power with the seeds run (MDD), the run-level "
-        "seed-to-seed std of the difference, and the test's actual false-positive rate under "
-        f"that seed variance ({blind_spot}; docs/statistics.md)"
+        "seed-to-seed std of the difference (its estimate and its one-sided "
+        f"{SEED_BOUND_LEVEL:.0%} upper bound: a few seeds do not pin it down), and the test's "
+        f"false-positive rate ({blind_spot}; docs/statistics.md). The MDD, the rate and the "
+        "seeds needed assume the seed std at its upper bound, so they err on the cautious side"
         + (
             f", and the seeds a difference of {target_text} needs for 80% power (> {MAX_SEEDS}: "
             "not within that many; the examples' own variance bounds what seeds can do)."
@@ -431,7 +446,7 @@ def power_section(
         "Split/lang",
         "Seeds",
         "Δ",
-        "Seed std of Δ",
+        "Seed std of Δ (upper bound)",
         "MDD",
         "False-positive rate",
     ]
@@ -449,7 +464,7 @@ def power_section(
             where,
             str(row.n_seeds),
             f"{100 * row.mean_difference:+.2f}",
-            _points(row.seed_std),
+            f"{_points(row.seed_std)} (≤ {_points(row.seed_std_upper)})",
             _points(row.mdd),
             f"{row.type1_rate:.1%}",
         ]
@@ -491,13 +506,12 @@ def pilot_lines(
     sweep of experiment ``pilot`` on ``tracking_uri`` (read only)."""
     from analysis.collect import ExampleScores, collect_trials, connect, find_parent_run
     from analysis.select import SIGNIFICANCE_LEVEL, baseline_config_key, default_selection_metric
-    from analysis.stats import DEFAULT_TEST
 
     client = connect(tracking_uri)
     parent = find_parent_run(client, pilot)
     trials = collect_trials(client, parent.info.run_id)
     params = parent.data.params
-    test = params.get("significance_test", DEFAULT_TEST)
+    test = DEFAULT_TEST
     metric = params.get("selection_metric") or default_selection_metric(trials)
     target = target_points / 100 if target_points is not None else None
     header = (

@@ -13,16 +13,23 @@ import pandas as pd
 
 from analysis.collect import DEV_SPLIT, parse_metric_key, split_languages
 from analysis.departures import departures_pointer, departures_section
+from analysis.effect_sizes import AVERAGE, MIN_SEEDS_FOR_INTERVAL
 from analysis.publish import Publication, ReportTexts
 from analysis.registry import Registration
 from analysis.select import CONFIG_COLUMNS, SIGNIFICANCE_LEVEL, TEST_SPLIT, Selection
-from analysis.stats import CONFIDENCE_LEVEL
+from analysis.stats import CONFIDENCE_LEVEL, SEED_AVERAGED_TESTS
 from analysis.sweep_analysis import SweepAnalysis, is_baseline_selection
-from analysis.tables import markdown_table, to_latex, to_markdown
+from analysis.tables import Table, markdown_table, to_latex, to_markdown
 from analysis.verdict import Verdict
 from xlt_schema import NO_ADAPTATION
 
+TWO_SEED_CAVEAT = (
+    " With 2 seeds per side, eps_min is below 0.2 only when both selected seeds score above "
+    "both baseline seeds, which happens 1 time in 6 when the two do not differ at all."
+)
 TEST_NAMES = {
+    "crossed": "seed-aware t-test of the mean paired difference under a crossed seed x example "
+    "random-effects model, Satterthwaite df (docs/statistics.md)",
     "ttest": "two-sided paired t-test over examples on per-example scores averaged over seeds",
     "bootstrap": "bootstrapped paired t-test (examples resampled from the null-centred "
     "seed-averaged differences)",
@@ -77,6 +84,8 @@ def render_markdown(analysis: SweepAnalysis, publication: Publication) -> str:
             "",
             *_comparison_section(split, comparison, analysis.test, analysis.correction, "baseline"),
         ]
+    if not analysis.effect_sizes.empty:
+        lines += ["", *_effect_size_section(_effect_sizes_as_table(analysis))]
     lines += _papers_sections(analysis)
     if publication.plots:
         plots = publication.plots
@@ -244,6 +253,78 @@ def _comparison_section(
     ]
 
 
+def _interval(low: float, high: float, scale: float, sign: str) -> str:
+    """``[low, high]`` with one decimal (``scale`` 100: points) or two; – when undefined."""
+    if math.isnan(low) or math.isnan(high):
+        return "–"
+    decimals = 1 if scale == 100 else 2
+    return f"[{scale * low:{sign}.{decimals}f}, {scale * high:{sign}.{decimals}f}]"
+
+
+def _effect_sizes_as_table(analysis: SweepAnalysis) -> Table:
+    """The selection's effect sizes against the baseline on test (analysis.effect_sizes),
+    one row per language and the average, for report.md and report.tex."""
+    effect_sizes = analysis.effect_sizes
+    rows = [
+        (
+            row.lang,
+            [
+                f"{100 * row.mean_difference:+.1f}",
+                _interval(row.ci_low, row.ci_high, 100, "+"),
+                "–" if math.isnan(row.p_improvement) else f"{row.p_improvement:.2f}",
+                _interval(row.p_improvement_low, row.p_improvement_high, 1, ""),
+                "–" if math.isnan(row.epsilon_min) else f"{row.epsilon_min:.2f}",
+                f"{row.n_seeds_system} / {row.n_seeds_baseline}",
+            ],
+        )
+        for row in effect_sizes.itertuples(index=False)
+    ]
+    columns = [
+        "Difference (points)",
+        "95% CI",
+        "P(new seed beats baseline)",
+        "95% CI",
+        "eps_min",
+        "Seeds (selected / baseline)",
+    ]
+    title = f"Effect sizes: selected configuration vs baseline ({TEST_SPLIT})"
+    return Table(title, columns, rows, _effect_size_note(effect_sizes))
+
+
+def _effect_size_note(effect_sizes: pd.DataFrame) -> str:
+    """What the effect sizes' columns are, with the caveats that apply to these rows."""
+    test = effect_sizes["test"].iloc[0]
+    ignored = SEED_AVERAGED_TESTS.get(test)
+    average = (
+        f" {AVERAGE}: the mean over the languages, tested as the verdict does, and each "
+        "seed's mean over the languages."
+        if (effect_sizes["lang"] == AVERAGE).any()
+        else ""
+    )
+    seeds = effect_sizes[["n_seeds_system", "n_seeds_baseline"]]
+    return (
+        f"Difference: selected - baseline in points with the 95% CI of the {test} test, as "
+        "in the comparison above"
+        + (f" (not seed-aware: the {test} test {ignored})" if ignored else "")
+        + ". P(new seed beats baseline): over every pair of one selected and one baseline "
+        "seed, the share where the selected seed scores higher (ties count half); its 95% "
+        f"interval is a bootstrap over seeds, given from {MIN_SEEDS_FOR_INTERVAL} seeds per "
+        "side. eps_min: Almost Stochastic Order (Dror et al. 2019, as deepsig computes it) "
+        "over the seeds' scores; below 0.5 the selected configuration is better more often "
+        "than not, below 0.2 a claim (deepsig's threshold)."
+        + average
+        + (TWO_SEED_CAVEAT if (seeds == 2).all(axis=1).any() else "")
+        + " Reading them with few seeds: docs/reports.md#effect-sizes."
+    )
+
+
+def _effect_size_section(table: Table) -> list[str]:
+    """report.md's section of the effect sizes: a level-2 heading, the table, its note."""
+    header = ["Language", *table.columns]
+    rows = [[label, *cells] for label, cells in table.rows]
+    return [f"## {table.title}", "", *markdown_table(header, rows), "", table.note]
+
+
 def _holder_sentence(registration: Registration) -> str:
     holder = registration.holder
     alias = f"`models:/{registration.model_name}@{registration.alias}`"
@@ -296,16 +377,21 @@ def _with_pointer(section: list[str], pointer: str | None) -> list[str]:
 
 
 def render_latex(analysis: SweepAnalysis) -> str:
-    """The paper-style tables as LaTeX ``table`` environments (booktabs)."""
+    """The paper-style tables and the effect sizes as LaTeX ``table`` environments
+    (booktabs)."""
     header = (
         f"% Paper-style tables of sweep {analysis.experiment}; needs \\usepackage{{booktabs}}.\n"
     )
-    return header + "\n".join(to_latex(table) for table in analysis.tables)
+    latex = [to_latex(table) for table in analysis.tables]
+    if not analysis.effect_sizes.empty:
+        latex.append(to_latex(_effect_sizes_as_table(analysis), "Language"))
+    return header + "\n".join(latex)
 
 
 def render_json(analysis: SweepAnalysis, registration: Registration | None) -> str:
     """selected_config.json: the selection, the settings of the report, the model registry's
-    outcome, the comparisons per split, the reproduction and the departures (strict JSON)."""
+    outcome, the comparisons per split, the effect sizes, the reproduction and the departures
+    (strict JSON)."""
     payload = {
         "experiment": analysis.experiment,
         "parent_run_id": analysis.parent.info.run_id,
@@ -318,6 +404,7 @@ def render_json(analysis: SweepAnalysis, registration: Registration | None) -> s
     }
     for split, comparison in analysis.comparisons.items():
         payload[f"{split}_comparison"] = comparison.to_dict(orient="records")
+    payload["effect_sizes"] = analysis.effect_sizes.to_dict(orient="records")
     payload = _strict_json(payload)
     payload["reproduction"] = _strict_json(analysis.reproduction.to_dict(orient="records"))
     payload["departures"] = analysis.departures

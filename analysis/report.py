@@ -7,9 +7,9 @@ Three steps after the read (:mod:`analysis.sweep_records`): the analysis
 publishing (:mod:`analysis.publish`: plots, files, registry, MLflow). Everything is written
 to a local directory and logged on the sweep's parent run under ``report/``; the report of a
 sweep still running or interrupted is only written locally and says that it is incomplete
-(:mod:`analysis.completeness`). The significance test is the parent run's
-``significance_test`` param (ttest, permutation or bootstrap; ttest when absent), as the
-sweep script chose it for its task.
+(:mod:`analysis.completeness`). The significance test is the seed-aware ``crossed`` test
+(:mod:`analysis.stats`) unless ``significance_test`` names a seed-averaged one; the parent
+run's ``significance_test`` param only records the test its paper used.
 """
 
 import logging
@@ -87,7 +87,7 @@ def report_sweep(
     directory that is kept. The baseline is ``baseline_method`` with adaptation ``none``;
     every other configuration is a candidate. ``reference`` names the second reference for
     ``**`` marks (a method or an adaptation with one configuration, a config label or key).
-    ``significance_test`` overrides the parent run's param. With ``register`` (off by
+    ``significance_test`` replaces the default ``crossed`` test by name. With ``register`` (off by
     default: reading a report registers nothing) the best seed of the selected configuration
     is registered as ``models:/<model_name>@champion`` (``model_name``: by default the
     experiment's) when its run logged a model; not for a sweep with sanity warnings
@@ -153,6 +153,18 @@ def _sweep_report(
     )
 
 
+def _file_lines(report: SweepReport) -> list[str]:
+    """`Report files: ` and a path a line, the plots on one (they grow with the sweep's
+    hyperparameters and languages): the first's path, then the others' names, as they lie in
+    the same folder."""
+    lines = [f"Report files: {report.markdown_path}"]
+    lines += [f"              {path}" for path in (report.latex_path, report.json_path)]
+    if report.plot_paths:
+        first, *others = report.plot_paths
+        lines.append(", ".join([f"              {first}", *(Path(p).name for p in others)]))
+    return lines
+
+
 def _registry_line(registration: Registration | None) -> str:
     if registration is None:
         return "Model registry: not requested"
@@ -180,19 +192,25 @@ def format_summary(report: SweepReport) -> str:
     return "\n".join(line for _, line in summary_lines(report))
 
 
+# What a summary line is (`summary_lines`): printed, a note (INFO) or a detail (DEBUG, -v).
+RESULT, NOTE, DETAIL = "result", "note", "detail"
+
+
 def print_summary(report: SweepReport) -> None:
     """The summary on stdout: its result lines (warnings, the verdict, the report files)
-    printed, its notes logged at INFO, so that `-q` shows only the verdict and the paths."""
-    for is_result, line in summary_lines(report):
-        if is_result:
+    printed, its notes logged at INFO and its details at DEBUG, so that `-q` shows only the
+    verdict and the paths, and `-v` everything."""
+    for kind, line in summary_lines(report):
+        if kind == RESULT:
             print(line, flush=True)
         else:
-            logger.info(line)
+            logger.log(logging.INFO if kind == NOTE else logging.DEBUG, line)
 
 
-def summary_lines(report: SweepReport) -> list[tuple[bool, str]]:
-    """`format_summary`'s lines, each with whether it is part of the result (True: sanity
-    warnings, the verdict, the report files) or a note (False)."""
+def summary_lines(report: SweepReport) -> list[tuple[str, str]]:
+    """`format_summary`'s lines, each with its kind: RESULT (sanity warnings, the verdict,
+    the report files), NOTE (the selection, the model registry, the MLflow UI) or DETAIL
+    (what was logged to the parent run)."""
     selection = report.selection
     verdict = [f"INCOMPLETE: {read_only_note(report.incomplete)}"] if report.incomplete else []
     verdict += [f"WARNING: {text}" for text in report.warnings]
@@ -206,23 +224,20 @@ def summary_lines(report: SweepReport) -> list[tuple[bool, str]]:
         f"over {selection.n_seeds} seeds (the best candidate on it; the verdict above says "
         "whether it beats the baseline)",
     ]
-    files = [f"Report files: {report.markdown_path}"] + [
-        f"              {path}"
-        for path in (report.latex_path, report.json_path, *report.plot_paths)
-    ]
-    notes = [
+    files = _file_lines(report)
+    logged = (
         f"Logged to parent run {report.parent_run_id} as {', '.join(report.artifact_paths)}"
         if report.artifact_paths
-        else f"Nothing logged to parent run {report.parent_run_id} (the sweep is incomplete)",
-        _registry_line(report.registration),
-    ]
+        else f"Nothing logged to parent run {report.parent_run_id} (the sweep is incomplete)"
+    )
+    notes = [_registry_line(report.registration)]
     if report.ui_address:
-        notes.append(f"Runs in the MLflow UI: {report.ui_address}")
-        if report.ui_command:
-            notes.append(f"  (serve it with: {report.ui_command})")
+        serve = f" (serve it with: {report.ui_command})" if report.ui_command else ""
+        notes.append(f"Runs in the MLflow UI: {report.ui_address}{serve}")
     return [
-        *((True, line) for line in verdict),
-        *((False, line) for line in selected),
-        *((True, line) for line in files),
-        *((False, line) for line in notes),
+        *((RESULT, line) for line in verdict),
+        *((NOTE, line) for line in selected),
+        *((RESULT, line) for line in files),
+        (DETAIL, logged),
+        *((NOTE, line) for line in notes),
     ]

@@ -1,6 +1,8 @@
 """The plots of a sweep's report, drawn from its analysis (:mod:`analysis.sweep_analysis`)
-into the report's directory: gains per language, the generalized-transfer heat map, the
-hyperparameter response, gain against language distance and our grids beside the papers'.
+into the report's directory: gains per language, the generalized-transfer heat maps (the
+selection's, and RS-RP's and RS-DA's as huang2021 Figs. 4-5), the hyperparameter response
+(of the average and per language, ding2022 Fig. 6), gain against language distance and our
+grids beside the papers'.
 Importing this module imports matplotlib (:mod:`analysis.plots`); :mod:`analysis.publish`
 imports it only when it draws."""
 
@@ -24,6 +26,7 @@ from analysis.plots import (
     plot_gains,
     plot_grid_beside_paper,
     plot_hyperparameter_response,
+    plot_response_per_language,
     plot_transfer_heatmap,
 )
 from analysis.probing_stages import probing_stages_figure
@@ -33,17 +36,21 @@ from analysis.sweep_analysis import SweepAnalysis
 
 GAINS_PLOT = "gains_{split}.png"
 HEATMAP_PLOT = "transfer_heatmap.png"
+METHOD_HEATMAP_PLOT = "transfer_heatmap_{method}.png"
+LANGUAGE_RESPONSE_PLOT = "hyperparameter_response_per_language.png"
 RESPONSE_PLOT = "hyperparameter_response.png"
 TEST_RESPONSE_PLOT = "hyperparameter_response_test.png"
 GRID_PLOT = "generalized_{role}_vs_{paper}_{table}.png"
 DISTANCE_PLOT = "gain_vs_distance_{method}.png"
-# huang2021's robust-training methods: a sweep with one draws its Fig. 2.
+# huang2021's robust-training methods: a sweep with one draws its Fig. 2; Figs. 4-5 draw
+# the generalized grids of RS-RP and RS-DA (huang2021 L214).
 ROBUST_METHODS = ("adv", "rs_rp", "rs_da", "rs_syntax")
+GRID_FIGURE_METHODS = ("rs_rp", "rs_da")
 
 
-def _pair_differences(analysis: SweepAnalysis, metric: str) -> pd.DataFrame:
-    """Mean-over-seeds difference selected - baseline per generalized test pair; a missing
-    diagonal pair (es-es) is the ordinary evaluation of that language (test/es)."""
+def pair_differences(analysis: SweepAnalysis, metric: str, config_key: str) -> pd.DataFrame:
+    """Mean-over-seeds difference ``config_key`` - baseline per generalized test pair; a
+    missing diagonal pair (es-es) is the ordinary evaluation of that language (test/es)."""
     pairs = split_languages(analysis.trials, TEST_SPLIT, pairs=True)
     if not pairs:
         return pd.DataFrame(columns=["lang", "difference"])
@@ -53,7 +60,7 @@ def _pair_differences(analysis: SweepAnalysis, metric: str) -> pd.DataFrame:
     diagonal = {lang: f"{lang}-{lang}" for lang in languages if f"{lang}-{lang}" not in pairs}
     scores = scores.assign(lang=scores["lang"].replace(diagonal))
     scores = scores[scores["lang"].isin([*pairs, *diagonal.values()])]
-    system = scores[scores["config_key"] == analysis.selection.config_key]
+    system = scores[scores["config_key"] == config_key]
     baseline = scores[scores["config_key"] == analysis.baseline_key]
     difference = (system.set_index("lang")["mean"] - baseline.set_index("lang")["mean"]).dropna()
     return pd.DataFrame({"lang": difference.index, "difference": difference.to_numpy()})
@@ -90,27 +97,38 @@ def _numeric(value) -> float:
     return float(parsed) if isinstance(parsed, (int, float)) else math.nan
 
 
+def best_per_method(analysis: SweepAnalysis, methods: tuple[str, ...]) -> dict[str, str]:
+    """Per method of ``methods`` the sweep ran, its configuration best on the selection
+    metric (mean over seeds): the one the paper would have drawn."""
+    trials, selection_metric = analysis.trials, analysis.selection.metric
+    runs = trials[trials["method"].isin(methods)]
+    if runs.empty or selection_metric not in trials.columns:
+        return {}
+    return {
+        method: own.groupby("config_key")[selection_metric].mean().idxmax()
+        for method, own in runs.groupby("method", sort=True)
+    }
+
+
 def distance_plots(out: Path, analysis: SweepAnalysis) -> list[str]:
     """huang2021 Fig. 2 for a robust sweep: per robust method, its configuration best on the
     selection metric (mean over seeds), its per-language test gain over the baseline (mean
     over seeds, points) against the language's distance from English, with the
     least-squares line (``analysis.plots.fit_gain_against_distance``)."""
-    trials, selection_metric = analysis.trials, analysis.selection.metric
-    robust = trials[trials["method"].isin(ROBUST_METHODS)]
-    if robust.empty or selection_metric not in trials.columns:
+    best_configs = best_per_method(analysis, ROBUST_METHODS)
+    if not best_configs:
         return []
-    _, _, metric = parse_metric_key(selection_metric)
+    _, _, metric = parse_metric_key(analysis.selection.metric)
     scores = analysis.seed_means
     test = scores[(scores["split"] == TEST_SPLIT) & (scores["metric"] == metric)]
     baseline = test[test["config_key"] == analysis.baseline_key].set_index("lang")["mean"]
     distances = load_language_distances()
     paths = []
-    for method, runs in robust.groupby("method", sort=True):
-        best = runs.groupby("config_key")[selection_metric].mean().idxmax()
+    for method, best in best_configs.items():
         system = test[test["config_key"] == best].set_index("lang")["mean"]
         fit = fit_gain_against_distance((100 * (system - baseline)).dropna().to_dict(), distances)
         if fit is not None:
-            label = runs.loc[runs["config_key"] == best, "config_label"].iloc[0]
+            label = _label(analysis, best)
             title = f"{label} minus baseline, test {metric} (as huang2021 Fig. 2)"
             paths.append(
                 plot_gain_against_distance(fit, out / DISTANCE_PLOT.format(method=method), title)
@@ -130,7 +148,7 @@ def draw_report_plots(client, analysis: SweepAnalysis, out: Path) -> list[str]:
         for split, comparison in analysis.comparisons.items()
     ]
     _, _, metric = parse_metric_key(selection.metric)
-    differences = _pair_differences(analysis, metric)
+    differences = pair_differences(analysis, metric, selection.config_key)
     if not differences.empty:
         paths.append(
             plot_transfer_heatmap(
@@ -139,10 +157,59 @@ def draw_report_plots(client, analysis: SweepAnalysis, out: Path) -> list[str]:
                 f"{selection.config_label}\nminus baseline, test {metric}",
             )
         )
+    paths += method_heatmaps(out, analysis, metric)
     paths += response_plots(out, analysis.trials, selection.metric, analysis.baseline_key)
+    paths += language_response_plot(out, analysis.trials, metric)
     paths += distance_plots(out, analysis)
     paths += probing_stages_figure(client, analysis.trials, out)
     return paths + published_grid_plots(analysis.reproduction, out)
+
+
+def _label(analysis: SweepAnalysis, config_key: str) -> str:
+    trials = analysis.trials
+    return trials.loc[trials["config_key"] == config_key, "config_label"].iloc[0]
+
+
+def method_heatmaps(out: Path, analysis: SweepAnalysis, metric: str) -> list[str]:
+    """huang2021 Figs. 4-5: for RS-RP and RS-DA, the generalized grid of the configuration
+    best on the selection metric minus the baseline (each method's own, not only the
+    selection's)."""
+    paths = []
+    for method, best in best_per_method(analysis, GRID_FIGURE_METHODS).items():
+        differences = pair_differences(analysis, metric, best)
+        if not differences.empty:
+            title = (
+                f"{_label(analysis, best)}\nminus baseline, test {metric} (as huang2021 Figs. 4-5)"
+            )
+            path = out / METHOD_HEATMAP_PLOT.format(method=method)
+            paths.append(plot_transfer_heatmap(differences, path, title))
+    return paths
+
+
+def language_responses(trials: pd.DataFrame, metric: str) -> tuple[pd.DataFrame, list[str]]:
+    """Per configuration and test language, the mean over seeds of ``metric`` with the
+    configuration's hyperparameters (``response_points``' axes), and the varied axes."""
+    frames, varied = [], []
+    for lang in split_languages(trials, TEST_SPLIT):
+        column = f"{TEST_SPLIT}/{lang}/{metric}"
+        if column not in trials.columns:
+            continue
+        points, varied = response_points(trials, column)
+        means = points.groupby(trials["config_key"].to_numpy(), sort=False).mean()
+        frames.append(means.assign(lang=lang))
+    if not frames or not varied:
+        return pd.DataFrame(columns=["lang", "value"]), []
+    return pd.concat(frames, ignore_index=True), varied
+
+
+def language_response_plot(out: Path, trials: pd.DataFrame, metric: str) -> list[str]:
+    """ding2022 Fig. 6: each test language's metric against each varied hyperparameter."""
+    means, varied = language_responses(trials, metric)
+    if not varied:
+        return []
+    return [
+        plot_response_per_language(means, varied, f"test {metric}", out / LANGUAGE_RESPONSE_PLOT)
+    ]
 
 
 def response_plots(

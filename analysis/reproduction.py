@@ -3,12 +3,18 @@
 Every configuration of the sweep against every published row it matches
 (``analysis.papers.matching_cells``: a row that fixes hyperparameters meets the configuration
 with them, e.g. an ablation meets its ablation row only; a paper's chosen configuration meets
-the configurations with that choice, e.g. each ADV epsilon meets huang2021's ADV row), per
-language and for the average over the languages both have: ours, the paper's number, the
-difference and a verdict. A row that prints its average alone (ding2022 Table 6) is compared
-with our average over the paper's languages we have. The verdict
-reads the paper's number against our mean ± 2 std over seeds: ``reproduced`` inside,
-``above`` when the paper scored higher than that range, ``below`` when lower.
+the configurations with that choice) on the row's training budget, per language and for the
+average over the languages both have: ours, the paper's number, the difference and a
+verdict. Where several configurations match a row that names no hyperparameters (each ADV
+epsilon meets huang2021's ADV row), only the one our selection metric (English dev) ranks
+first meets it, as the paper chose on English dev (huang2021 L144). The rows a budget or
+that choice kept from a configuration are listed, not dropped silently
+(``reproduction_frames``' second frame). A row that prints its average alone (ding2022 Table
+6) is compared with our average over the paper's languages we have. The verdict reads the
+paper's number against our mean ± 2 std over seeds: ``reproduced`` inside, ``above`` when the
+paper scored higher than that range, ``below`` when lower. Each language's difference from
+the baseline is marked significant as the paper marks it (``PAPER_SIGNIFICANCE``: an
+uncorrected p <= 0.05), not by the report's corrected rule.
 """
 
 import math
@@ -16,16 +22,25 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.collect import hyperparameter_columns, metric_splits, param_value, parse_metric_key
+from analysis.collect import (
+    AnalysisError,
+    hyperparameter_columns,
+    metric_splits,
+    param_value,
+    parse_metric_key,
+)
 from analysis.papers import (
     AVERAGE,
     CITATIONS,
     GENERALIZED,
+    PAPER_SIGNIFICANCE,
     is_average,
     matching_cells,
+    names_hyperparameters,
     paper_languages,
     paper_scale,
 )
+from analysis.select import default_selection_metric, select_best
 from analysis.tables import markdown_table
 
 REPRODUCED, ABOVE, BELOW, ONE_SEED = "reproduced", "above", "below", "one seed"
@@ -51,7 +66,14 @@ REPRODUCTION_COLUMNS = [
     "difference",  # ours - paper, in the paper's units
     "verdict",
     "paper_average",  # avg rows: "printed", or how the paper's cells were averaged
+    "p_value",  # vs the baseline, uncorrected, by the report's test (NaN: none)
+    "paper_significance",  # SIGNIFICANT / NOT_SIGNIFICANT by the paper's rule, or ""
 ]
+SIGNIFICANT, NOT_SIGNIFICANT = "significant", "not significant"
+# A published row a configuration matched but was not compared with, and why.
+OTHER_BUDGET = "another training budget"
+NOT_DEV_SELECTED = "not the configuration English dev selects"
+NOT_COMPARED_COLUMNS = ["config_key", "config_label", "role", *ROW_KEYS, "reason", "detail"]
 NOTE = (
     "Ours: mean ± std over this sweep's seeds, in the paper's units (accuracy and F1 in "
     "percent, MRR as a fraction); Paper: the published number as printed; Δ = ours - paper. "
@@ -65,7 +87,12 @@ NOTE = (
     "bootstrapped paired t-test), ding2022 does not state its seeds; ours are this sweep's "
     "seeds and its significance test. In a two-language grid (huang2021 Tables 4-9) the "
     "paper's row language is read as our first sentence's language (the paper does not say "
-    "which sentence is which)."
+    "which sentence is which). Sig.: this configuration against the baseline in that "
+    "language, read as the paper reads significance, not by the report's corrected rule: "
+    "efimov2023 marks a difference with an uncorrected p <= 0.05 (L143), huang2021 an "
+    "improvement with an uncorrected p <= 0.05 (Tables 1-3's captions), ding2022 tests none "
+    "(–); p is the uncorrected p-value of this report's test. A row is compared only with "
+    "configurations trained on its budget (epochs over the whole English training set)."
 )
 
 
@@ -126,12 +153,15 @@ def sweep_cells(
     metric: str,
 ) -> pd.DataFrame:
     """The published cells on ``split``/``metric`` that some configuration of the sweep
-    matches, each once, in file order."""
+    matches on the row's budget, each once, in file order."""
     matched = [
-        config_cells(trials, published, task, model, split, metric, config_key)
-        for config_key in trials["config_key"].unique()
+        cells[cells["budget"] == ""]
+        for cells in (
+            config_cells(trials, published, task, model, split, metric, config_key)
+            for config_key in trials["config_key"].unique()
+        )
     ]
-    cells = pd.concat([published.iloc[0:0].assign(our_lang=[]), *matched])
+    cells = pd.concat([published.iloc[0:0].assign(our_lang=[], budget=[]), *matched])
     return cells.drop_duplicates("line").sort_values("line")
 
 
@@ -172,6 +202,8 @@ def _comparison(
         "difference": mean - paper,
         "verdict": verdict(mean, std, paper),
         "paper_average": "",
+        "p_value": math.nan,
+        "paper_significance": "",
     }
 
 
@@ -265,43 +297,124 @@ def _roles(trials: pd.DataFrame, baseline_key: str, selected_key: str) -> list[t
     return roles + [(key, POINT_ROLE) for key in others]
 
 
-def reproduction_frame(
-    trials: pd.DataFrame,
-    published: pd.DataFrame,
-    task: str | None,
-    model: str | None,
-    baseline_key: str,
-    selected_key: str,
-) -> pd.DataFrame:
-    """Every comparison of ours with a published cell (``REPRODUCTION_COLUMNS``): every
-    configuration against every row it matches; the role says which is the baseline and
-    which the selection."""
-    records = []
-    for config_key, role in _roles(trials, baseline_key, selected_key):
+def _matches(
+    trials: pd.DataFrame, published: pd.DataFrame, task, model, roles: list[tuple[str, str]]
+) -> list[tuple[str, str, str, str, pd.DataFrame]]:
+    """(config_key, role, split, metric, cells): the cells each configuration matches
+    (``matching_cells``, with ``budget``), for every split and metric it logged."""
+    found = []
+    for config_key, role in roles:
         runs = trials[trials["config_key"] == config_key]
         keys = {parse_metric_key(column) for column in runs.columns}
         for split in metric_splits(trials):
             for metric in sorted({key[2] for key in keys if key and key[0] == split}):
                 cells = config_cells(trials, published, task, model, split, metric, config_key)
-                for key, row, also_in in _published_rows(cells):
-                    identity = {
-                        "config_key": config_key,
-                        "config_label": runs["config_label"].iloc[0],
-                        "role": role,
-                        **dict(zip(ROW_KEYS, key)),
-                        "also_in": ", ".join(also_in),
-                        "split": split,
-                        "metric": metric,
-                    }
-                    if row["lang"].map(is_average).all():
-                        first = row.iloc[0]
-                        languages = paper_languages(
-                            published, first["paper"], first["task"], first["model"]
-                        )
-                        records += compare_average_only(runs, row, identity, languages)
-                    else:
-                        records += compare_row(runs, row, identity)
-    return pd.DataFrame(records, columns=REPRODUCTION_COLUMNS)
+                if not cells.empty:
+                    found.append((config_key, role, split, metric, cells))
+    return found
+
+
+def dev_selected_owners(
+    trials: pd.DataFrame, matches: list, selection_metric: str | None
+) -> dict[tuple, str]:
+    """Per published row (``ROW_KEYS``) that names no hyperparameters and that more than one
+    configuration meets on its budget, the one of them the selection metric (English dev
+    unless the sweep names another) ranks first, as ``select_best`` ranks: the paper chose
+    its configuration on English dev (huang2021 L144: "use the English validation set to
+    search the best parameters"), so each ADV or RS-RP epsilon is not its published row."""
+    candidates: dict[tuple, set[str]] = {}
+    for config_key, _, _, _, cells in matches:
+        chosen = cells[(cells["budget"] == "") & ~cells["setting"].map(names_hyperparameters)]
+        for key in set(zip(*(chosen[column] for column in ROW_KEYS))):
+            candidates.setdefault(key, set()).add(config_key)
+    contested = {key: frozenset(keys) for key, keys in candidates.items() if len(keys) > 1}
+    if not contested:
+        return {}
+    metric = selection_metric or default_selection_metric(trials)
+    best = {}
+    for keys in set(contested.values()):
+        try:
+            best[keys] = select_best(trials[trials["config_key"].isin(keys)], metric).config_key
+        except AnalysisError:  # none of them logged the metric: nothing to choose by
+            continue
+    return {key: best[keys] for key, keys in contested.items() if keys in best}
+
+
+def _not_compared(row: pd.DataFrame, owner: str | None, config_key: str, labels: dict):
+    """(reason, detail) when this configuration does not meet the published row, else None."""
+    budget = row["budget"].iloc[0]
+    if budget:
+        return OTHER_BUDGET, budget
+    if owner is not None and owner != config_key:
+        return NOT_DEV_SELECTED, f"`{labels[owner]}` meets it (best on the selection metric)"
+    return None
+
+
+def _row_records(published: pd.DataFrame, runs: pd.DataFrame, row, identity: dict) -> list:
+    """The comparisons of one published row with one configuration's runs."""
+    if row["lang"].map(is_average).all():
+        first = row.iloc[0]
+        languages = paper_languages(published, first["paper"], first["task"], first["model"])
+        return compare_average_only(runs, row, identity, languages)
+    return compare_row(runs, row, identity)
+
+
+def reproduction_frames(
+    trials: pd.DataFrame,
+    published: pd.DataFrame,
+    task: str | None,
+    model: str | None,
+    keys: tuple[str, str],
+    selection_metric: str | None = None,
+    marks: pd.DataFrame | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every comparison of ours with a published cell (``REPRODUCTION_COLUMNS``): every
+    configuration against every row it meets; the role says which is the baseline and which
+    the selection (``keys``: baseline, selected config_key). Second, the rows a configuration
+    matched but does not meet (``NOT_COMPARED_COLUMNS``): trained on another budget, or not
+    the one of several the selection metric ranks first. ``marks``
+    (``analysis.select.significance_marks``) give each language's p-value vs the baseline."""
+    matches = _matches(trials, published, task, model, _roles(trials, *keys))
+    owners = dev_selected_owners(trials, matches, selection_metric)
+    labels = dict(zip(trials["config_key"], trials["config_label"]))
+    records, skipped = [], []
+    for config_key, role, split, metric, cells in matches:
+        runs = trials[trials["config_key"] == config_key]
+        for key, row, also_in in _published_rows(cells):
+            shared = {"config_key": config_key, "config_label": labels[config_key], "role": role}
+            shared.update(zip(ROW_KEYS, key))
+            reason = _not_compared(row, owners.get(key), config_key, labels)
+            if reason:
+                skipped.append({**shared, "reason": reason[0], "detail": reason[1]})
+                continue
+            identity = {**shared, "also_in": ", ".join(also_in), "split": split, "metric": metric}
+            records += _row_records(published, runs, row, identity)
+    frame = pd.DataFrame(records, columns=REPRODUCTION_COLUMNS)
+    not_compared = pd.DataFrame(skipped, columns=NOT_COMPARED_COLUMNS)
+    return with_paper_significance(frame, marks), not_compared.drop_duplicates(ignore_index=True)
+
+
+def with_paper_significance(frame: pd.DataFrame, marks: pd.DataFrame | None) -> pd.DataFrame:
+    """``p_value`` (vs the baseline, uncorrected) and ``paper_significance`` (the paper's rule,
+    ``PAPER_SIGNIFICANCE``) for each language row whose metric ``marks`` tested; "" elsewhere
+    (the baseline, averages, pairs, another metric, a paper that tests none)."""
+    if marks is None or frame.empty or "p_value" not in marks.columns:
+        return frame
+    where_tested = ["config_key", "split", "lang", "metric"]  # the metric the test scored
+    tested = marks[marks["against"] == "baseline"].set_index(where_tested)
+    frame = frame.copy()
+    for index, row in frame.iterrows():
+        where = tuple(row[where_tested])
+        if where not in tested.index:
+            continue
+        test = tested.loc[where]
+        frame.at[index, "p_value"] = float(test["p_value"])
+        rule = PAPER_SIGNIFICANCE.get(row["paper"])
+        if rule is not None:
+            gain = test["system_mean"] > test["reference_mean"]
+            significant = test["p_value"] <= rule.threshold and (gain or not rule.improvements_only)
+            frame.at[index, "paper_significance"] = SIGNIFICANT if significant else NOT_SIGNIFICANT
+    return frame
 
 
 def _format(value: float, decimals: int) -> str:
@@ -319,10 +432,21 @@ def _row_table(rows: pd.DataFrame) -> list[str]:
             f"{row.difference:+.{decimals}f}",
             row.verdict,
             str(row.n_seeds),
+            _significance_text(row),
         ]
         for row in rows.itertuples(index=False)
     ]
-    return markdown_table(["Language", "Ours", "Paper", "Δ", "Verdict", "Seeds"], lines)
+    return markdown_table(["Language", "Ours", "Paper", "Δ", "Verdict", "Seeds", "Sig."], lines)
+
+
+def _significance_text(row) -> str:
+    """The Sig. cell: the paper's reading of our p-value vs the baseline, or – (not tested,
+    or the paper tests none)."""
+    if not math.isfinite(row.p_value):
+        return "–"
+    if not row.paper_significance:
+        return f"– (p = {row.p_value:.3g})"
+    return f"{row.paper_significance} (p = {row.p_value:.3g})"
 
 
 _GRID_MARKS = {REPRODUCED: " ✓", ABOVE: " ↑", BELOW: " ↓", ONE_SEED: ""}
@@ -353,16 +477,37 @@ def _grid_table(rows: pd.DataFrame) -> list[str]:
     ]
 
 
-def reproduction_section(frame: pd.DataFrame, task: str | None, model: str | None) -> list[str]:
+def not_compared_lines(not_compared: pd.DataFrame | None) -> list[str]:
+    """The rows a configuration matched but was not compared with, one bullet each."""
+    if not_compared is None or not_compared.empty:
+        return []
+    lines = ["", "Not compared (a published row meets only a configuration like its own):"]
+    for row in not_compared.itertuples(index=False):
+        setting = f", {row.setting}" if row.setting else ""
+        lines.append(
+            f"- {row.role} `{row.config_label}` vs {row.paper} {row.table} "
+            f"(`{row.method}`{setting}): {row.reason}: {row.detail}"
+        )
+    return lines
+
+
+def reproduction_section(
+    frame: pd.DataFrame,
+    task: str | None,
+    model: str | None,
+    not_compared: pd.DataFrame | None = None,
+) -> list[str]:
     """The report's Markdown section: one table per configuration and published row (a
-    matrix for a two-language grid)."""
+    matrix for a two-language grid), then the rows left uncompared (``not_compared``)."""
     title = ["## Reproduction of published results", ""]
+    skipped = not_compared_lines(not_compared)
     if frame.empty:
         return [
             *title,
             f"No published result matches this sweep (task `{task}`, model `{model}`); the "
             "papers report `bert-base-multilingual-cased` (mbert) and `xlm-roberta-base` "
             "(xlmr-base).",
+            *skipped,
         ]
     cited = [CITATIONS[paper] for paper in CITATIONS if paper in set(frame["paper"])]
     lines = [*title, NOTE, "", *(f"- {citation}" for citation in cited)]
@@ -380,7 +525,7 @@ def reproduction_section(frame: pd.DataFrame, task: str | None, model: str | Non
             "",
             f"Paper avg: {average}{also}.",
         ]
-    return lines
+    return lines + skipped
 
 
 def paper_table_rows(cells: pd.DataFrame, languages: list[str]) -> list[tuple[str, list[str]]]:

@@ -3,6 +3,7 @@ against the baseline (``*``) and a second reference (``**``)."""
 
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import pandas as pd
 from mlflow import MlflowClient
 
@@ -22,6 +23,7 @@ from analysis.stats import (
     COUNT_STATISTICS,
     DEFAULT_RESAMPLES,
     DEFAULT_TEST,
+    LINEARISATIONS,
     SIGNIFICANCE_TESTS,
     run_significance_test,
 )
@@ -281,15 +283,27 @@ def tested_counts(
     scores: ExampleScores, system_ids, reference_ids, split: str, lang: str, test: str
 ) -> tuple[tuple, str] | None:
     """Both configurations' per-example counts and the name of the statistic the test
-    compares on them, when ``test`` is the permutation test and the artifacts hold counts of
-    a COUNT_STATISTICS metric (NER's f1); else None (the test compares per-example scores)."""
-    if test != "permutation":
+    compares on them, when ``test`` is the crossed or the permutation test and the artifacts
+    hold counts of a COUNT_STATISTICS metric (NER's f1); else None (the test compares
+    per-example scores)."""
+    if test not in ("permutation", "crossed"):
         return None
     system = scores.counts(system_ids, split, lang)
     reference = scores.counts(reference_ids, split, lang)
     if system and reference and system[1] in COUNT_STATISTICS:
         return (system[0], reference[0]), system[1]
     return None
+
+
+def _paired_languages(scores, trials: pd.DataFrame, keys: tuple[str, str], split: str, test: str):
+    """The checked inputs of a comparison of the configurations ``keys`` (system, reference)
+    on ``split``: the scores' reader, both sides' run ids paired by seed, the languages."""
+    _check_choice("significance_test", test, SIGNIFICANCE_TESTS)
+    system_ids, reference_ids, _ = paired_run_ids(trials, *keys)
+    languages = split_languages(trials, split)
+    if not languages:
+        raise AnalysisError(f"no finished trial logged a metric on the {split!r} split")
+    return _scores_of(scores), (system_ids, reference_ids), languages
 
 
 def compare_configs(
@@ -312,19 +326,14 @@ def compare_configs(
     languages of this comparison), p_corrected (by ``correction``: holm, bh or none) and
     significant (p_corrected < 0.05). Artifacts with per-example ``counts`` and a
     metric in COUNT_STATISTICS (NER's f1) are tested on those counts when ``test`` is
-    the permutation test.
+    the crossed (through their linearised contributions) or the permutation test.
     """
-    _check_choice("significance_test", test, SIGNIFICANCE_TESTS)
     _check_choice("correction", correction, (*CORRECTIONS, "none"))
-    scores = _scores_of(scores)
-    system_ids, reference_ids, seeds = paired_run_ids(trials, system_key, reference_key)
-    languages = split_languages(trials, split)
-    if not languages:
-        raise AnalysisError(f"no finished trial logged a metric on the {split!r} split")
+    scores, run_ids, languages = _paired_languages(
+        scores, trials, (system_key, reference_key), split, test
+    )
     rows = [
-        _language_comparison(
-            scores, (system_ids, reference_ids), split, lang, test, n_resamples, seed
-        )
+        _language_comparison(scores, run_ids, split, lang, test, n_resamples, seed)
         for lang in languages
     ]
     return _with_corrections(pd.DataFrame(rows), correction)
@@ -358,6 +367,54 @@ def _language_comparison(
         "metric": metric,
         "system_mean": means[0],
         "reference_mean": means[1],
+        **asdict(result),
+    }
+
+
+def _language_units(scores: ExampleScores, run_ids: tuple[list, list], split: str, lang: str):
+    """Both configurations' (seeds, examples) units of one language whose mean is its metric:
+    the per-example scores, or for pooled count metrics (NER's f1) each sentence's
+    linearised contribution (:data:`analysis.stats.LINEARISATIONS`)."""
+    system_ids, reference_ids = run_ids
+    tested = tested_counts(scores, system_ids, reference_ids, split, lang, "crossed")
+    if tested is None:
+        return scores.scores(system_ids, split, lang), scores.scores(reference_ids, split, lang)
+    (system, reference), name = tested
+    linearise = LINEARISATIONS.get(COUNT_STATISTICS[name])
+    if linearise is None:
+        raise AnalysisError(f"the pooled metric {name!r} has no linearisation to average")
+    return linearise(system), linearise(reference)
+
+
+def compare_average(
+    scores: ExampleScores | MlflowClient,
+    trials: pd.DataFrame,
+    system_key: str,
+    reference_key: str,
+    split: str = TEST_SPLIT,
+    test: str = DEFAULT_TEST,
+) -> dict:
+    """One configuration vs another on the mean of ``split``'s per-language metrics (the
+    papers' headline average over the languages), with ``test``.
+
+    Each language's (seeds, examples) units are weighted by (all examples) / (languages x
+    its examples) and concatenated over the languages, so that their mean is the mean of
+    the languages' metrics and a seed's run shifts its units in every language together.
+    Keys: languages, system_mean, reference_mean and the fields of PairedTestResult.
+    """
+    scores, run_ids, languages = _paired_languages(
+        scores, trials, (system_key, reference_key), split, test
+    )
+    units = [_language_units(scores, run_ids, split, lang) for lang in languages]
+    total = sum(system.shape[1] for system, _ in units)
+    weights = [total / (len(units) * system.shape[1]) for system, _ in units]
+    system = np.concatenate([w * s for w, (s, _) in zip(weights, units)], axis=1)
+    reference = np.concatenate([w * r for w, (_, r) in zip(weights, units)], axis=1)
+    result = run_significance_test(test, system, reference)
+    return {
+        "languages": languages,
+        "system_mean": float(system.mean()),
+        "reference_mean": float(reference.mean()),
         **asdict(result),
     }
 

@@ -3,13 +3,14 @@ whose difference from the baseline is decided (efficacy, either sign) or futile,
 the next round's seeds, up to a maximum.
 
 - Statistic: the paired differences ``D[s, i]`` (seed s, example i) of the seeds run so far,
-  as the crossed examples x seeds model of :mod:`analysis.power`; z is their mean over its
-  standard error, ``(MS_seeds + max(0, MS_examples - MS_residual)) / (n S)``: the run-level
-  seed variance, which the sweep's seed-averaged t-test leaves out (so alone it rejects too
-  often; docs/statistics.md), plus the examples' own. The t ratio, on S - 1 degrees of
-  freedom, becomes z through its p-value: the "significance level approach" to unknown
-  variance of Jennison & Turnbull (2000, *Group Sequential Methods with Applications to
-  Clinical Trials*, ch. 3).
+  tested as the report's seed-aware default does (:func:`analysis.stats.crossed_test`): their
+  mean over its standard error under the crossed seed x example model, the run-level seed
+  variance plus the examples' own. The t ratio becomes z through its p-value on S - 1
+  degrees of freedom, the "significance level approach" to unknown variance of Jennison &
+  Turnbull (2000, *Group Sequential Methods with Applications to Clinical Trials*, ch. 3).
+  S - 1 (the seed part's own df), not the report's corrected Satterthwaite df: exact where
+  the run-level part dominates and conservative otherwise, which keeps the interim rounds
+  (2-4 df) at their spent alpha (docs/statistics.md).
 - Information: the share of the maximum seeds a round has reached, fixed in advance (Lan &
   DeMets 1983 allow any such scale).
 - Efficacy: symmetric two-sided boundaries from the Lan-DeMets spending function of
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
-from analysis.power import mean_squares
+from analysis.stats import crossed_moments
 from analysis.tables import markdown_table
 
 CONTINUE, EFFICACY, FUTILITY, MAXIMUM = "continue", "efficacy", "futility", "maximum"
@@ -137,21 +138,15 @@ class SequentialDesign:
 
 
 def crossed_z(differences) -> np.ndarray:
-    """z of the mean paired difference for (..., seeds, examples) differences (module notes)."""
-    differences = np.asarray(differences, dtype=float)
-    seeds, examples = differences.shape[-2:]
-    ms_example, ms_seed, ms_residual = mean_squares(differences)
-    # n S Var(mean) = MS_seeds (the run-level part, S - 1 df) + MS_examples - MS_residual (the
-    # examples' own differences, floored at 0). The t ratio keeps S - 1 df: exact where the
-    # run-level part dominates (it is then the paired t-test on the seeds' mean differences),
-    # conservative where the examples' part does. Satterthwaite's df, larger, made the early
-    # rounds reject too often (docs/statistics.md).
-    variance = (ms_seed + np.maximum(ms_example - ms_residual, 0.0)) / (examples * seeds)
-    mean = differences.mean(axis=(-2, -1))
+    """z of the mean paired difference for (..., seeds, examples) differences: the seed-aware
+    test's t (:func:`analysis.stats.crossed_moments`) turned into z through its p-value on
+    S - 1 df (module notes)."""
+    mean, error, _ = crossed_moments(differences)
+    seeds = np.shape(differences)[-2]
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = mean / np.sqrt(variance)
+        t = mean / error
     # No spread at all: no difference (0), or the same one on every example and seed (inf).
-    t = np.where(variance > 0, t, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
+    t = np.where(error > 0, t, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
     return stats.norm.isf(stats.t.sf(t, seeds - 1))
 
 

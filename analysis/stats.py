@@ -41,8 +41,18 @@ import numpy as np
 from scipy import stats
 
 CONFIDENCE_LEVEL = 0.95
-SIGNIFICANCE_TESTS = ("ttest", "permutation", "bootstrap")
-DEFAULT_TEST = "ttest"
+SIGNIFICANCE_TESTS = ("crossed", "ttest", "permutation", "bootstrap")
+DEFAULT_TEST = "crossed"
+# The tests that average (or pool) the seeds' runs and so never see a whole run's seed
+# shift, with what their report says they ignore (docs/statistics.md).
+SEED_AVERAGED_TESTS = {
+    "ttest": "averages every example over the seeds, so its standard error leaves out the "
+    "run-level seed-to-seed variance",
+    "bootstrap": "resamples examples averaged over the seeds, so it leaves out the run-level "
+    "seed-to-seed variance",
+    "permutation": "swaps each (seed, example) unit on its own, so it sees neither the "
+    "run-level seed-to-seed variance nor an example's difference repeating over seeds",
+}
 DEFAULT_RESAMPLES = 1000
 # Resampling matrices are built in blocks of about this many entries to bound memory.
 _BLOCK_ENTRIES = 4_000_000
@@ -505,6 +515,166 @@ def entity_f1(counts: np.ndarray) -> np.ndarray:
 COUNT_STATISTICS: dict[str, Statistic] = {"f1": entity_f1}
 
 
+def f1_contributions(counts) -> np.ndarray:
+    """Each unit's first-order contribution to the pooled entity F1 of its counts.
+
+    ``counts`` is (..., seeds, examples, 3) [tp, fp, fn]; F1 = Y / X over the units pooled
+    on the last two unit axes, with y = 2 tp and x = 2 tp + fp + fn per unit. The delta
+    method (the ratio estimator's linearisation) gives F1 + (y - F1 x) / mean(x) per unit,
+    shaped (..., seeds, examples): their mean is the pooled F1 exactly, and a unit's weight
+    moves F1 by its influence (y - F1 x) / mean(x) over the number of units, to first order.
+    With no entity to find or predicted anywhere, F1 is 0 and so is every influence.
+    """
+    counts = np.asarray(counts, dtype=float)
+    if counts.ndim < 3 or counts.shape[-1] != 3:
+        raise ValueError(
+            f"F1 contributions need counts shaped (seeds, examples, 3) [tp, fp, fn]; got "
+            f"shape {counts.shape}"
+        )
+    f1 = entity_f1(counts.sum(axis=(-3, -2)))[..., None, None]
+    tp, fp, fn = np.moveaxis(counts, -1, 0)
+    size = 2 * tp + fp + fn
+    mean_size = size.mean(axis=(-2, -1), keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        influence = np.where(mean_size > 0, (2 * tp - f1 * size) / mean_size, 0.0)
+    return f1 + influence
+
+
+# Per-unit linearisations of the statistics of COUNT_STATISTICS.
+LINEARISATIONS: dict[Statistic, Callable[[np.ndarray], np.ndarray]] = {entity_f1: f1_contributions}
+
+
+# --------------------------------------------------------------------------- crossed test
+
+MIN_CROSSED_SEEDS = 2
+# Satterthwaite's df is evaluated at an upper confidence bound of the seeds' mean square,
+# its (1 - quantile) bound: at the point estimate it rejects up to 7.8% at 3 seeds
+# (docs/statistics.md). Two seeds (1 df) take a lower quantile to hold 5%.
+_SEED_BOUND_QUANTILE = 0.35
+_TWO_SEED_BOUND_QUANTILE = 0.2
+
+
+def mean_squares(differences: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(examples, seeds, residual) mean squares of (..., seeds, examples) differences, one per
+    leading index: the two-way ANOVA without replication."""
+    seeds, examples = differences.shape[-2:]
+    grand = differences.mean(axis=(-2, -1), keepdims=True)
+    by_example = differences.mean(axis=-2, keepdims=True)
+    by_seed = differences.mean(axis=-1, keepdims=True)
+    residual = differences - by_example - by_seed + grand
+    ms_example = seeds * ((by_example - grand) ** 2).sum(axis=(-2, -1)) / (examples - 1)
+    ms_seed = examples * ((by_seed - grand) ** 2).sum(axis=(-2, -1)) / (seeds - 1)
+    ms_residual = (residual**2).sum(axis=(-2, -1)) / ((examples - 1) * (seeds - 1))
+    return ms_example, ms_seed, ms_residual
+
+
+def crossed_df(ms_example, ms_seed, ms_residual, seeds: int, examples: int) -> np.ndarray:
+    """Satterthwaite's degrees of freedom of MS_seeds + max(0, MS_examples - MS_residual),
+    with MS_seeds at its upper confidence bound (module notes of :func:`crossed_test`);
+    at least seeds - 1, the df of the seed part alone."""
+    quantile = _TWO_SEED_BOUND_QUANTILE if seeds == 2 else _SEED_BOUND_QUANTILE
+    seed_bound = ms_seed * (seeds - 1) / stats.chi2.ppf(quantile, seeds - 1)
+    examples_part = ms_example > ms_residual
+    squares = np.where(
+        examples_part,
+        ms_example**2 / (examples - 1) + ms_residual**2 / ((examples - 1) * (seeds - 1)),
+        0.0,
+    )
+    total = seed_bound + np.where(examples_part, ms_example - ms_residual, 0.0)
+    denominator = seed_bound**2 / (seeds - 1) + squares
+    with np.errstate(invalid="ignore", divide="ignore"):
+        df = np.where(denominator > 0, total**2 / denominator, seeds - 1)
+    return np.clip(df, seeds - 1, seeds * examples - 1)
+
+
+def crossed_moments(differences) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The mean of (..., seeds, examples) paired differences, its standard error under the
+    crossed seed x example model and the error's degrees of freedom (:func:`crossed_df`)."""
+    differences = np.asarray(differences, dtype=float)
+    seeds, examples = differences.shape[-2:]
+    if seeds < MIN_CROSSED_SEEDS or examples < 2:
+        raise ValueError(
+            f"the seed-aware (crossed) test needs at least {MIN_CROSSED_SEEDS} seeds paired "
+            f"with the baseline's and 2 examples; got {seeds} seed(s) and {examples} "
+            "example(s). With one seed nothing measures the seed-to-seed variance: run more "
+            "seeds, or choose a seed-averaged test (ttest, bootstrap, permutation), which "
+            "ignores it"
+        )
+    ms_example, ms_seed, ms_residual = mean_squares(differences)
+    # n S Var(mean) = E[MS_seeds] + E[MS_examples] - E[MS_residual] (module notes). An
+    # estimate of exactly 0 (discrete scores whose seeds' mean differences tie) would claim
+    # certainty; the model's floor, E[MS_seeds] >= noise, takes MS_residual instead, on its
+    # own (n - 1)(S - 1) df.
+    total = ms_seed + np.maximum(ms_example - ms_residual, 0.0)
+    variance = np.where(total > 0, total, ms_residual) / (seeds * examples)
+    df = np.where(
+        total > 0,
+        crossed_df(ms_example, ms_seed, ms_residual, seeds, examples),
+        (examples - 1) * (seeds - 1),
+    )
+    return differences.mean(axis=(-2, -1)), np.sqrt(variance), df
+
+
+def _crossed_differences(system, baseline, statistic: Statistic | None) -> np.ndarray:
+    """(batch, seeds, examples) differences: of scores, or of counts' linearised contributions
+    to ``statistic`` (counts shaped (batch, seeds, examples, k))."""
+    system, baseline = _paired_arrays(system, baseline, trailing_axes=(2, 3), batched=True)
+    if system.ndim == 3:
+        return system - baseline
+    if statistic not in LINEARISATIONS:
+        raise ValueError(
+            "the crossed test compares per-example counts through a linearised statistic; "
+            f"known: {', '.join(f.__name__ for f in LINEARISATIONS)}; got {statistic!r}"
+        )
+    linearise = LINEARISATIONS[statistic]
+    return linearise(system) - linearise(baseline)
+
+
+def crossed_test_batch(
+    system, baseline, statistic: Statistic | None = None, level: float = CONFIDENCE_LEVEL
+) -> BatchResult:
+    """:func:`crossed_test` on arrays shaped (batch, seeds, examples[, k])."""
+    level = _check_level(level)
+    mean, error, df = crossed_moments(_crossed_differences(system, baseline, statistic))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = mean / error
+    # No spread at all: no difference (0), or the same one on every example and seed (inf).
+    t = np.where(error > 0, t, np.where(mean == 0, 0.0, np.copysign(np.inf, mean)))
+    half_width = stats.t.isf((1 - level) / 2, df) * error
+    return BatchResult(
+        mean_difference=mean,
+        ci_low=mean - half_width,
+        ci_high=mean + half_width,
+        statistic=t,
+        p_value=2 * stats.t.sf(np.abs(t), df),
+    )
+
+
+def crossed_test(
+    system, baseline, statistic: Statistic | None = None, level: float = CONFIDENCE_LEVEL
+) -> PairedTestResult:
+    """The seed-aware default test: a t-test of the mean paired difference whose standard
+    error counts the run-level seed variance as well as the examples'.
+
+    Inputs are (seeds, examples) per-example scores paired by seed and example (0/1
+    accuracy, F1, reciprocal rank, stage means), or (seeds, examples, k) counts with a
+    ``statistic`` of :data:`LINEARISATIONS` (NER's entity F1: each unit's first-order
+    contribution, :func:`f1_contributions`, whose mean is the pooled F1). The differences
+    ``D[s, i] = delta + a[i] + eta[s] + e[s, i]`` are read as a crossed seed x example
+    random-effects model; the mean's variance, ``example / n + seed / S + noise / (n S)``,
+    is estimated by ``(MS_seeds + max(0, MS_examples - MS_residual)) / (n S)`` (expected
+    mean squares; Searle, Casella & McCulloch 1992, ch. 4). Its degrees of freedom are
+    Satterthwaite's (1946), evaluated at an upper confidence bound of MS_seeds: the plain
+    plug-in makes the df large exactly when MS_seeds is small by chance, and rejects too
+    often with 3 seeds (docs/statistics.md has the calibration). With the examples'
+    part negligible the test is the one-sample t-test of the seeds' mean differences on
+    S - 1 df; with the seed part negligible it tends to the paired z-test over examples.
+    """
+    system_array = np.asarray(system, dtype=float)
+    result = crossed_test_batch(system_array[None], np.asarray(baseline)[None], statistic, level)
+    return result.row(0, system_array.shape[1], system_array.shape[0], "crossed", 0)
+
+
 def _weighted_sums(weights: np.ndarray, units: np.ndarray) -> np.ndarray:
     """(rows, U) weights and (batch, U, k) units -> (batch, rows, k) weighted sums (one BLAS
     call)."""
@@ -822,8 +992,17 @@ def run_significance_test(
     """Run the test named ``test`` (one of SIGNIFICANCE_TESTS) on per-example scores.
 
     ``counts`` = (system_counts, baseline_counts), each (seeds, examples, k), with their
-    ``statistic``: the permutation test then uses them instead of the scores.
+    ``statistic``: the crossed and permutation tests then use them instead of the scores.
+    With a single seed nothing measures the seed variance, and ``crossed`` falls back to the
+    task's seed-averaged test (``permutation`` on counts, else ``ttest``), whose result
+    names it, so that a one-seed sweep still gets a report that says what it ignores.
     """
+    if test == "crossed" and np.shape(system if counts is None else counts[0])[0] == 1:
+        test = "ttest" if counts is None else "permutation"
+    if test == "crossed":
+        if counts is not None:
+            return crossed_test(*counts, statistic=statistic)
+        return crossed_test(system, baseline)
     if test == "ttest":
         return paired_ttest(system, baseline)
     if test == "bootstrap":

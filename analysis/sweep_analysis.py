@@ -26,11 +26,12 @@ from analysis.collect import (
     tidy_metrics,
 )
 from analysis.completeness import incomplete_note
+from analysis.effect_sizes import effect_size_table
 from analysis.papers import PUBLISHED_RESULTS, load_published_results
 from analysis.power import power_report
 from analysis.reproduction import (
     paper_table_rows,
-    reproduction_frame,
+    reproduction_frames,
     reproduction_section,
     sweep_cells,
     sweep_task_and_model,
@@ -45,6 +46,7 @@ from analysis.select import (
     Selection,
     aggregate_over_seeds,
     baseline_config_key,
+    compare_average,
     compare_to_baseline,
     default_selection_metric,
     resolve_config,
@@ -58,9 +60,12 @@ from analysis.tables import Table
 from analysis.verdict import (
     BASELINE_ONLY,
     Verdict,
+    held_out_headline,
     make_verdict,
+    no_held_out_headline,
     selection_headline,
     untested_headline,
+    with_selection_evidence,
 )
 from xlt_schema import NO_ADAPTATION
 
@@ -97,7 +102,7 @@ class SweepAnalysis:
     tables: tuple[Table, ...]  # the paper-style tables
     task: str
     model: str
-    reproduction: pd.DataFrame  # analysis.reproduction.reproduction_frame
+    reproduction: pd.DataFrame  # analysis.reproduction.reproduction_frames' comparisons
     reproduction_lines: tuple[str, ...]  # the section on the papers
     power: tuple[str, ...]  # the lines of the power section (analysis/power.py)
     sequential: tuple[str, ...]  # the sequential seeds' section (analysis/sequential.py)
@@ -106,6 +111,9 @@ class SweepAnalysis:
     baseline_mean: float  # the baseline's mean selection metric over seeds
     warnings: tuple[str, ...]  # sanity warnings (analysis.sanity), said before the rest
     incomplete: str  # analysis.completeness.incomplete_note: "" when the sweep has ended
+    # analysis.effect_sizes.effect_size_table of the selection vs the baseline on test; empty
+    # when the baseline is selected or nothing was tested on test
+    effect_sizes: pd.DataFrame
 
     @property
     def evaluation(self) -> pd.DataFrame | None:
@@ -165,8 +173,34 @@ def analyse_sweep(records: SweepRecords, options: ReportOptions) -> SweepAnalysi
             warnings_of(records.training, scores, trials, selection.metric, baseline_label)
         ),
         incomplete=incomplete_note(parent, len(trials)),
-        **_against_papers(trials, parent.data.params, marks, keys, options.paper_results),
+        effect_sizes=_effect_sizes(
+            records, selection, baseline_key, comparisons, test, options.baseline_method
+        ),
+        **_against_papers(
+            trials, parent.data.params, marks, keys, options.paper_results, selection.metric
+        ),
     )
+
+
+def _effect_sizes(
+    records: SweepRecords,
+    selection: Selection,
+    baseline_key: str,
+    comparisons: Mapping[str, pd.DataFrame],
+    test: str,
+    baseline_method: str,
+) -> pd.DataFrame:
+    """The selection's effect sizes against the baseline on test (analysis.effect_sizes),
+    per language and on the mean over the languages (with ``test``, as the verdict's)."""
+    evaluation = comparisons.get(TEST_SPLIT)
+    if evaluation is None or is_baseline_selection(selection, baseline_method):
+        return pd.DataFrame()
+    keys = (selection.config_key, baseline_key)
+    try:
+        average = compare_average(records.scores, records.trials, *keys, test=test)
+    except (AnalysisError, ValueError):
+        average = None  # the verdict says why the mean was not tested
+    return effect_size_table(evaluation, records.trials, keys, TEST_SPLIT, average)
 
 
 def _against_papers(
@@ -175,13 +209,17 @@ def _against_papers(
     marks: pd.DataFrame,
     keys: tuple[str, str | None, str],
     paper_results: str | Path,
+    selection_metric: str,
 ) -> dict:
     """The fields of :class:`SweepAnalysis` on the papers: the paper-style tables and the
-    reproduction of the published results (``keys``: baseline, reference, selected)."""
+    reproduction of the published results (``keys``: baseline, reference, selected; a
+    paper's chosen configuration is the one of ours ``selection_metric`` ranks first)."""
     baseline_key, reference_key, selected_key = keys
     published = load_published_results(paper_results)
     task, model = sweep_task_and_model(trials, sweep_params)
-    reproduction = reproduction_frame(trials, published, task, model, baseline_key, selected_key)
+    reproduction, not_compared = reproduction_frames(
+        trials, published, task, model, (baseline_key, selected_key), selection_metric, marks
+    )
     tables = paper_style_tables(
         trials, marks, baseline_key, reference_key, sweep_params, selected_key, published
     )
@@ -190,7 +228,7 @@ def _against_papers(
         "task": task,
         "model": model,
         "reproduction": reproduction,
-        "reproduction_lines": tuple(reproduction_section(reproduction, task, model)),
+        "reproduction_lines": tuple(reproduction_section(reproduction, task, model, not_compared)),
     }
 
 
@@ -217,8 +255,10 @@ def _tests_against_baseline(
 
 
 def significance_test_of(parent: Run, override: str | None) -> str:
-    """``override``, else the parent run's ``significance_test`` param, else the default."""
-    test = override or parent.data.params.get("significance_test", DEFAULT_TEST)
+    """``override``, else the seed-aware default: the parent run's ``significance_test``
+    param names the paper's seed-averaged test, which stays selectable by name but no
+    longer decides (docs/statistics.md)."""
+    test = override or DEFAULT_TEST
     if test not in SIGNIFICANCE_TESTS:
         raise ValueError(
             f"significance_test={test!r} (parent run {parent.info.run_id}) is not "
@@ -378,4 +418,17 @@ def sweep_verdict(
         headline = untested_headline(
             selection.config_label, selection.metric, selection.mean, baseline_mean, why
         )
-    return make_verdict(headline, evaluation, TEST_SPLIT), baseline_mean
+    held_out = held_out_verdict(scores, trials, selection, baseline_key, options["test"])
+    return make_verdict(
+        with_selection_evidence(held_out, headline[1]), evaluation, TEST_SPLIT
+    ), baseline_mean
+
+
+def held_out_verdict(scores, trials, selection: Selection, baseline_key: str, test: str):
+    """The outcome and sentence on the test split's mean over its languages (no claim when
+    there is no test split or it cannot be tested)."""
+    try:
+        average = compare_average(scores, trials, selection.config_key, baseline_key, test=test)
+    except (AnalysisError, ValueError) as error:
+        return no_held_out_headline(TEST_SPLIT, str(error))
+    return held_out_headline(selection.config_label, TEST_SPLIT, average)

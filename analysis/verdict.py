@@ -1,15 +1,28 @@
 """The verdict in words: does the selected configuration beat the baseline, and where?
 
 "Selected" only means "best of the candidates on dev"; whether that is better than the
-baseline is a separate question, answered here from the paired comparisons of
-:func:`analysis.select.compare_to_baseline` (pure functions on their frames).
+baseline is a separate question, answered on held-out data: the outcome (gain, loss, no
+significant difference) is the test split's mean over its languages
+(:func:`analysis.select.compare_average`), then per language with the correction
+(:func:`analysis.select.compare_to_baseline`); the comparison on the selection's own split
+stays as its evidence, marked optimistic. Pure functions on their frames.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.stats import CONFIDENCE_LEVEL
+from analysis.select import SIGNIFICANCE_LEVEL
+from analysis.stats import CONFIDENCE_LEVEL, SEED_AVERAGED_TESTS
+
+# With 2 seeds the crossed test's seed variance rests on one degree of freedom.
+TWO_SEEDS_NOTE = (
+    "With 2 seeds the seed-to-seed variance rests on one degree of freedom: the test keeps "
+    "its 5% level (0.7-5.4% in docs/statistics.md's calibration), but its interval is wide, "
+    "only a large difference can reach significance, and 'no significant difference' is weak "
+    "evidence that there is none; a claim needs at least 3 seeds, better 5."
+)
 
 GAIN, LOSS, NO_DIFFERENCE = "gain", "loss", "no significant difference"
 
@@ -34,8 +47,8 @@ def _points(fraction: float) -> str:
     return f"{100 * fraction:+.1f}"
 
 
-def _interval(row) -> str:
-    return f"{100 * CONFIDENCE_LEVEL:.0f}% CI [{_points(row.ci_low)}, {_points(row.ci_high)}]"
+def _interval(low: float, high: float) -> str:
+    return f"{100 * CONFIDENCE_LEVEL:.0f}% CI [{_points(low)}, {_points(high)}]"
 
 
 @dataclass(frozen=True)
@@ -55,7 +68,8 @@ def selection_headline(label: str, metric: str, row) -> tuple[str, str]:
     result = outcome(row.mean_difference, bool(row.significant))
     scores = (
         f"{100 * row.system_mean:.1f} vs {100 * row.baseline_mean:.1f} %, "
-        f"{_points(row.mean_difference)} points, {_interval(row)}, p = {row.p_value:.3g}"
+        f"{_points(row.mean_difference)} points, {_interval(row.ci_low, row.ci_high)}, "
+        f"p = {row.p_value:.3g}"
     )
     if result == GAIN:
         verb = "beats the baseline"
@@ -66,8 +80,54 @@ def selection_headline(label: str, metric: str, row) -> tuple[str, str]:
     # Selected on this very split: the interval does not account for the choice.
     return result, (
         f"The selected configuration {label} {verb} on {metric}: {scores} "
-        "(the split it was selected on, so optimistic; test below is the unbiased estimate)."
+        "(the split it was selected on, so optimistic: the selection's evidence, not the "
+        "verdict)."
     )
+
+
+def seeds_caveat(test: str, n_seeds: int) -> str:
+    """What the verdict's test cannot see (a seed-averaged one) or conclude (2 seeds)."""
+    if test in SEED_AVERAGED_TESTS:
+        return (
+            f"The {test} test {SEED_AVERAGED_TESTS[test]}; where seeds shift whole runs its "
+            "p-values are too small (docs/statistics.md)."
+        )
+    return TWO_SEEDS_NOTE if n_seeds == 2 else ""
+
+
+def held_out_headline(label: str, split: str, row: Mapping) -> tuple[str, str]:
+    """The outcome and the sentence on held-out data: ``row`` is
+    :func:`analysis.select.compare_average`'s mean over ``split``'s languages (its ``test``
+    the one that ran: a one-seed sweep's falls back to a seed-averaged one)."""
+    difference = row["mean_difference"]
+    result = outcome(difference, row["p_value"] < SIGNIFICANCE_LEVEL)
+    verb = {
+        GAIN: "beats the baseline",
+        LOSS: "is significantly worse than the baseline",
+        NO_DIFFERENCE: "does not beat the baseline (no significant difference)",
+    }[result]
+    interval = _interval(row["ci_low"], row["ci_high"])
+    sentence = (
+        f"On held-out {split} (mean over its {len(row['languages'])} languages), the selected "
+        f"configuration {label} {verb}: {100 * row['system_mean']:.1f} vs "
+        f"{100 * row['reference_mean']:.1f} %, {_points(difference)} points, {interval}, "
+        f"p = {row['p_value']:.3g} ({row['test']} test, {row['n_seeds']} "
+        f"seed{'s' if row['n_seeds'] != 1 else ''})."
+    )
+    caveat = seeds_caveat(row["test"], row["n_seeds"])
+    return result, f"{sentence} {caveat}".strip()
+
+
+def no_held_out_headline(split: str, why: str) -> tuple[str, str]:
+    """The outcome when nothing held out was tested: no claim either way."""
+    return NO_DIFFERENCE, (
+        f"Nothing held out decides the verdict ({split}: {why}), so it claims no difference."
+    )
+
+
+def with_selection_evidence(headline: tuple[str, str], selection_sentence: str):
+    """The held-out outcome and sentence, followed by the selection split's sentence."""
+    return headline[0], f"{headline[1]} Selection evidence: {selection_sentence}"
 
 
 def languages_sentence(comparison: pd.DataFrame, split: str) -> str:

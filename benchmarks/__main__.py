@@ -39,13 +39,18 @@ CASES = {
     "throughput": ("training", "training_throughput", "training examples/s and padding"),
     "evaluation": ("evaluation", "evaluation_throughput", "evaluation examples/s"),
     "sweep": ("sweep", "sweep_overhead", "smoke-sweep overhead"),
+    "sweep-minute": ("sweep", "minute_trials", "wall / ideal on minute-long trials"),
     "driver": ("driver_scale", "driver_scaling", "the sweep driver as the trials grow"),
+    "driver-10k": ("driver_scale", "driver_10k", "the sweep driver at 10,000 trials (option)"),
     "statistics": ("significance", "statistics", "paired tests at paper size"),
     "memory": ("memory", "peak_memory", "peak memory of a step per objective"),
     "mfu": ("mfu", "model_flops_utilisation", "each objective's step vs the matmul rate"),
+    "gpu": ("gpu", "gpu_check", "MFU, evaluation and 1/2/4 trials per GPU (CUDA only)"),
     "contention": ("contention", "contention", "a trial beside CPU-bound processes"),
     "scale": ("scale", "scale", "report and compare as the tracking store grows"),
 }
+# Run only when named in --only: longer than `make bench`'s 30 minutes allow.
+OPTIONAL_CASES = ("driver-10k",)
 # The printed columns: width and alignment; the note follows, unpadded.
 NAME_WIDTH = 62
 COLUMNS = ((10, ">"), (5, "<"), (12, "<"), (7, "<"))  # figure, unit, target, verdict
@@ -116,7 +121,7 @@ def _interpreter() -> str:
 
 def parse_cases(values: list[str] | None) -> list[str]:
     if not values:
-        return list(CASES)
+        return [name for name in CASES if name not in OPTIONAL_CASES]
     chosen = [name.strip() for value in values for name in value.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in CASES]
     if unknown:
@@ -133,7 +138,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         action="append",
         metavar="CASE",
-        help=f"run only these cases (repeatable or comma-separated): {', '.join(CASES)}",
+        help=f"run only these cases (repeatable or comma-separated): {', '.join(CASES)} "
+        f"({', '.join(OPTIONAL_CASES)} only when named here)",
     )
     parser.add_argument("--markdown", type=Path, metavar="FILE", help="append the table here")
     parser.add_argument(

@@ -52,7 +52,8 @@ from benchmarks.workload import (
 # mBERT's 8 rows padded to 128 tokens: fits in ~3 GB on CPU with AdamW's state (the model's
 # 178 M parameters x 4 copies) and takes seconds per step on 2 cores, so few steps are timed.
 STEP_ROWS, STEP_WIDTH = 8, 128
-TIMED_STEPS = {"mBERT-base": 2, "quick": 2}  # after the counted step (the warm-up)
+# After the counted step (the warm-up); a GPU's step takes milliseconds, so more are timed.
+TIMED_STEPS = {"mBERT-base": 2, "quick": 2, "cuda": 10}
 MATMUL_SIZES = {"cpu": (512, 1024, 2048), "cuda": (4096, 8192), "quick": (128, 256)}
 MATMUL_REPEATS = 3
 # A CPU step at mBERT-base dimensions is mostly large matmuls: at least half the rate.
@@ -119,29 +120,34 @@ def model_flops_utilisation(settings: Settings) -> Iterator[Result]:
         "GFLOP/s",
         note=f"best of {MATMUL_REPEATS} at n = {', '.join(map(str, sizes))}: n = {size}; {where}",
     )
-    yield from _objective_steps(settings, device, peak)
+    yield from objective_steps(settings, device, peak, OBJECTIVE_NAMES, STEP_ROWS)
 
 
-def _objective_steps(settings: Settings, device: torch.device, peak: float) -> Iterator[Result]:
+def objective_steps(
+    settings: Settings, device: torch.device, peak: float, methods, rows: int
+) -> Iterator[Result]:
+    """Per objective in `methods`, one step on `rows` items about STEP_WIDTH tokens wide:
+    its median seconds, achieved FLOP/s and MFU against `peak`; on a GPU (bf16 autocast, the
+    trials' precision) the step's peak GPU memory in the MFU line's note."""
     dims = "quick" if settings.quick else "mBERT-base"
     workload = xnli_workload(settings, wide_vocabulary=True)
     lengths = workload.encode(workload.examples).lengths()
-    indices = rows_near_width(lengths, STEP_ROWS, STEP_WIDTH)
+    indices = rows_near_width(lengths, rows, STEP_WIDTH)
     model = workload.base_model(settings.quick)
     trainer = Trainer(model, workload.config, device=device)
     layers = model.config.num_hidden_layers
     # A target where the figure means something: mBERT-base on CPU (a GPU needs far larger
     # batches than 8 rows to approach its rate).
     target = MFU_TARGET if dims == "mBERT-base" and device.type == "cpu" else None
-    for method in OBJECTIVE_NAMES:
+    timed = TIMED_STEPS["cuda" if dims == "mBERT-base" and device.type == "cuda" else dims]
+    for method in methods:
         objective, training_set = workload.objective(method, layers)
+        reset_peak_memory(device)
         flops = counted_flops(trainer.step, objective, training_set, indices)
-        times = [
-            trainer.timed_step(objective, training_set, indices) for _ in range(TIMED_STEPS[dims])
-        ]
+        times = [trainer.timed_step(objective, training_set, indices) for _ in range(timed)]
         seconds, width = median(times), batch_width(training_set, indices)
-        formula = step_flops(model.config, STEP_ROWS, width)
-        where = f"{dims}, {STEP_ROWS} {workload.source} items, width {width}"
+        formula = step_flops(model.config, rows, width)
+        where = f"{dims}, {rows} {workload.source} items, width {width}"
         yield measured(
             f"mfu step {method} ({where})",
             seconds,
@@ -156,7 +162,25 @@ def _objective_steps(settings: Settings, device: torch.device, peak: float) -> I
             f"fine-tuning formula on these rows ({formula / 1e9:.1f} GFLOP)",
         )
         yield measured(
-            f"mfu {method} (achieved / matmul rate)", 100 * flops / seconds / peak, "%", target
+            f"mfu {method} (achieved / matmul rate)",
+            100 * flops / seconds / peak,
+            "%",
+            target,
+            peak_memory_note(device),
         )
     del model, trainer
     gc.collect()
+
+
+def reset_peak_memory(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def peak_memory_note(device: torch.device) -> str:
+    """The GPU's peak allocated and reserved memory since the last reset ("" on CPU)."""
+    if device.type != "cuda":
+        return ""
+    allocated = torch.cuda.max_memory_allocated(device) / 2**30
+    reserved = torch.cuda.max_memory_reserved(device) / 2**30
+    return f"peak GPU memory {allocated:.2f} GiB allocated, {reserved:.2f} GiB reserved"

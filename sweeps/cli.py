@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import gc
-import math
 import shlex
 import sys
 import traceback
@@ -18,15 +16,22 @@ import types
 from pathlib import Path
 
 from sweeps import spaces
+from sweeps.dead_baseline import NoReport
 from sweeps.experiment import PRESET_NAMES, SWEEP_SETTINGS, SweepSpec, experiment_spec
 from sweeps.interruption import StopSignals, SweepInterrupted, signal_behind
 from sweeps.settings_help import sweep_settings_epilog
 from sweeps.storage_checks import StorageFull
 from sweeps.sweep_file import logged_sweep, read_sweep_file, sweep_text
+from sweeps.sweep_values import (
+    POSITIVE,
+    SCRIPT_SETTINGS,
+    SETTABLE,
+    STRATEGIES,
+    count_rule,
+    value_from_text,
+)
 from xlt_core.config import (
     HYPERPARAMETER_NAMES,
-    MAX_SEED,
-    TrialConfig,
     coerce_setting,
     parse_assignments,
 )
@@ -43,15 +48,6 @@ EXIT_BAD_INPUT = 2  # refused before any work: settings, flags, files, tracking 
 # continues.
 EXIT_CRASHED = 3
 
-# Trial settings the sweep script fixes in its points, and the seed (the sweep's `seeds`).
-SCRIPT_SETTINGS = ("method", "adaptation")
-# What `--set` accepts: every trial setting but those, and the sweep settings.
-SETTABLE = tuple(
-    sorted(
-        {f.name for f in dataclasses.fields(TrialConfig)} - {"seed", *SCRIPT_SETTINGS}
-        | set(SWEEP_SETTINGS)
-    )
-)
 # Trial settings that hold paths: made absolute, since Ray runs trials in their own directories.
 PATH_SETTINGS = (
     "data_dir",
@@ -133,7 +129,7 @@ def _add_sweep_arguments(parser: argparse.ArgumentParser, presets: tuple[str, ..
     )
     parser.add_argument(
         "--strategy",
-        choices=("grid", "search"),
+        choices=STRATEGIES,
         help="(default grid, or the sweep file's) grid: every configuration with every seed, "
         "plus the baseline; search: phase 1 samples the method's ranges (Optuna TPE, one "
         "seed, ASHA early stopping on English dev), phase 2 re-runs the top_k configurations "
@@ -222,14 +218,8 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
             from sweeps.sequential_seeds import use_auto_seeds
 
             use_auto_seeds(spec)
-        elif key == "seeds":
-            spec.seeds = _parse_seeds(value)
-        elif key == "cpus_per_trial":
-            spec.cpus_per_trial = _positive_number(key, value)
-        elif key == "log_models":
-            spec.log_models = _boolean(key, value)
-        elif key in ("search_trials", "top_k", "search_seeds", "search_concurrency"):
-            setattr(spec, key, _int_setting(key, value, 1))
+        elif key in SWEEP_SETTINGS:
+            setattr(spec, key, value_from_text(key, value))
         elif key in HYPERPARAMETER_NAMES:
             spec.fixed_axes[key] = coerce_setting(key, value)
             spec.points = spaces.override_axis(spec.points, key, spec.fixed_axes[key])
@@ -370,6 +360,10 @@ def _run(spec: SweepSpec, args: argparse.Namespace, resume_command: str) -> int:
         except StorageFull as full:  # one line, no traceback: the state is resumable
             print(f"error: {full}:\n  {resume_command}", file=sys.stderr, flush=True)
             return EXIT_CRASHED
+        except NoReport as dead:  # the trials ended, the baseline's failed: one line
+            then = f": {resume_command}" if dead.rerun else ""
+            print(f"error: {dead}{then}", file=sys.stderr, flush=True)
+            return EXIT_TRIALS_FAILED
         except Exception as error:
             interruption = signal_behind(error)  # a signal that Ray's compiled code re-raised
             if interruption is not None:
@@ -405,53 +399,12 @@ def _resume_command(script: types.ModuleType, argv: list[str]) -> str:
     return shlex.join([sys.executable, str(path), *words, "--resume"])
 
 
-def _parse_seeds(value: str) -> list[int]:
-    try:
-        seeds = [int(part) for part in value.split(",") if part.strip()]
-    except ValueError:
-        raise ConfigError(
-            "seeds", value, "comma-separated non-negative integers, e.g. seeds=0,1,2"
-        ) from None
-    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
-        raise ConfigError("seeds", value, "distinct non-negative integers, e.g. seeds=0,1,2")
-    if max(seeds) > MAX_SEED:
-        raise ConfigError("seeds", value, f"integers between 0 and {MAX_SEED} (2**32 - 1)")
-    return seeds
-
-
-def _positive_number(key: str, value: str) -> float:
-    try:
-        number = float(value)
-    except ValueError:
-        number = 0.0
-    if not (math.isfinite(number) and number > 0):
-        raise ConfigError(key, value, "a finite number > 0")
-    return number
-
-
-def _boolean(key: str, value: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered not in ("true", "false", "1", "0", "yes", "no"):
-        raise ConfigError(key, value, "true or false")
-    return lowered in ("true", "1", "yes")
-
-
-def _int_setting(name: str, value: str, low: int) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = low - 1
-    if number < low:
-        raise ConfigError(name, value, f"an integer >= {low}")
-    return number
-
-
 def _positive_flag(name: str):
     """An argparse type for a number > 0 whose error names the flag."""
 
     def parse(value: str) -> float:
         try:
-            return _positive_number(name, value)
+            return value_from_text(name, value, POSITIVE)
         except ConfigError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
 
@@ -463,7 +416,7 @@ def _int_flag(name: str, low: int):
 
     def parse(value: str) -> int:
         try:
-            return _int_setting(name, value, low)
+            return value_from_text(name, value, count_rule(low))
         except ConfigError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
 

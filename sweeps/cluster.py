@@ -7,7 +7,8 @@ head's private address over PostgreSQL, no password written in the file, and `RA
 `MLFLOW_TRACKING_URI` exported there so that a sweep started on the head joins the cluster;
 and a closed cluster (`closed_cluster_problems`): the MLflow server behind its basic-auth app
 and Ray with token authentication, their secrets generated on the head and copied to the
-workers by the head, never written in the file. No cloud call is made.
+workers by the head, never written in the file, and no MLflow user but the admin given any
+permission (`default_permission`). No cloud call is made.
 """
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ FORBIDDEN = {
     rf"(?i)(?:{MLFLOW_PASSWORDS})\s*[=:](?!\s*(?:\$\(cat |%s))": "an MLflow password",
     r"password1234": "MLflow's former default admin password",
 }
+# What every MLflow user but the admin may do with an experiment: nothing.
+DEFAULT_PERMISSION = "NO_PERMISSIONS"
 # What the secrets each worker needs are: the head copies them to it (cluster_synced_files).
 WORKER_SECRETS = {
     "~/.ray/auth_token": "the Ray token",
@@ -167,6 +170,7 @@ def closed_cluster_problems(config: dict, text: str) -> list[str]:
             problems.append(
                 f"{key} start Ray without token authentication (RAY_AUTH_MODE=token {command})"
             )
+    problems += _default_permission_problems(config)
     synced = config.get("cluster_synced_files", [])
     problems += [
         f"the workers are not given {what} (cluster_synced_files: {path})"
@@ -174,6 +178,23 @@ def closed_cluster_problems(config: dict, text: str) -> list[str]:
         if path not in synced
     ]
     return problems
+
+
+def _default_permission_problems(config: dict) -> list[str]:
+    """The basic-auth app's `default_permission` (what every MLflow user, not only the admin,
+    may do with every experiment) must be NO_PERMISSIONS: MLflow's default READ shows every
+    run to anyone with an account, EDIT or USE let them change runs, MANAGE also delete them
+    and grant permissions."""
+    setup = "\n".join(config.get("setup_commands", []) + config.get("head_setup_commands", []))
+    given = re.findall(r"default_permission\s*=\s*(\w+)", setup)
+    if given == [DEFAULT_PERMISSION]:
+        return []
+    what = f"is {' and '.join(given)}" if given else "is not set (MLflow's default: READ)"
+    return [
+        f"the basic-auth app's default_permission {what}: allowed is {DEFAULT_PERMISSION} "
+        "(only the admin, as whom sweeps log, reads or changes the runs; READ, USE, EDIT and "
+        "MANAGE give every MLflow user access to every experiment)"
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,8 @@ PAPER_GRID = unique(
 # Smoke: the paper's and the released scripts' settings. Every grid point is one `--set`
 # away: --set alpha=.. --set beta=.. --set layer=..
 SMOKE_POINTS = [{"method": "ear", **PAPER_SETTING}, {"method": "ear", **RELEASED_SETTING}]
-# Table 1's XLM-R rows: "XLM-R*", "+RS-DA*" (huang2021's released variant) and "+Ours".
+# Table 1's XLM-R rows: "XLM-R*", "+RS-DA*" (huang2021's released variant) and "+Ours". All
+# three train on the sweep's budget: the card declares where "+RS-DA*"'s leaves huang2021's.
 XLMR_POINTS = [
     BASELINE,
     {"method": "rs_da", "rs_da_variant": "released"},

@@ -66,8 +66,8 @@ def save_mlflow_model(
     import transformers
 
     task, example, columns = PIPELINES[head]
-    # An absolute path: MLflow looks the model's card and licence up on the hub by this name,
-    # and a path is no hub id, so it is not sent (a relative one would wait on retries).
+    # An absolute path: MLflow looks the model's licence up on the hub by this name, and a
+    # path is no hub id, so it is not sent (a relative one would wait on retries).
     checkpoint = str(Path(checkpoint).resolve())
     pipeline = transformers.pipeline(task, model=checkpoint, tokenizer=checkpoint)
     if labels:
@@ -78,10 +78,26 @@ def save_mlflow_model(
         transformers_model=pipeline,
         path=str(target),
         task=task,
+        # Without a card MLflow looks one up on the hub by the model's path, and warns at
+        # every trial that it found neither a card nor a licence there.
+        model_card=_model_card(task),
         input_example=example,
         signature=_signature(columns),
         # Pinned from what is installed; MLflow's inference imports optional packages.
         pip_requirements=[f"{name}=={_version(name)}" for name in ("torch", "transformers")],
+    )
+
+
+def _model_card(task: str):
+    """The model card saved with the model (`model_card.md`): what the model is and where its
+    settings are. No licence: the model's terms are those of the encoder it started from."""
+    from huggingface_hub import ModelCard, ModelCardData
+
+    data = ModelCardData(library_name="transformers", pipeline_tag=task)
+    return ModelCard(
+        f"---\n{data.to_yaml()}\n---\n\nA {task} model trained by an xlt-sweeps trial: its "
+        "MLflow run holds the settings (its `model` param names the encoder it started from, "
+        "whose licence applies; `tiny` is trained from scratch) and the scores.\n"
     )
 
 

@@ -1,6 +1,6 @@
 """`--dry-run`: what a sweep would run and what it would cost, printed without starting Ray,
 without network and without tracking anything: the configurations x seeds of each phase,
-the trial count, the resources per trial, and per configuration the estimate of
+the trial count, the resources per trial, the languages, and per configuration the estimate of
 `sweeps/cost_model.py` (training tokens, GPU-hours, peak memory), with its assumptions.
 
 The sweep's own settings checks run first (sweeps/sweep_checks.py: every trial's values,
@@ -118,6 +118,7 @@ def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
         *adjustment_lines(spec, configs),
         f"Resources per trial: {resources_text(spec, trials_per_gpu)}",
         training_text(configs[0]),
+        language_text(configs),
         *paper_lines(spec),
         "",
         *estimate_lines(configs[0], phases),
@@ -144,6 +145,25 @@ def training_text(config: TrialConfig) -> str:
         # sweeps/cost_model.py's throughput is bf16 tensor cores'.
         values += " (the GPU-hours below assume bf16: fp32 trains several times slower)"
     return f"Training (every trial): {values}"
+
+
+def language_text(configs: list[TrialConfig]) -> str:
+    """`Languages: source en (training); targets (14, zero-shot): ar, bg, ...`, over every
+    configuration (ding2022 Table 5's sweep trains from three sources)."""
+    sources = list(dict.fromkeys(config.source_lang for config in configs))
+    targets = list(dict.fromkeys(lang for config in configs for lang in config.target_langs))
+    extra = [
+        name
+        for name, evaluated in (
+            ("the generalized pairs", any(config.generalized_pairs for config in configs)),
+            ("mixed-language XNLI", any(config.mixed_language for config in configs)),
+        )
+        if evaluated
+    ]
+    return (
+        f"Languages: source {', '.join(sources)} (training); targets ({len(targets)}, "
+        f"zero-shot): {', '.join(targets)}" + (f"; also {' and '.join(extra)}" if extra else "")
+    )
 
 
 def paper_lines(spec: SweepSpec) -> list[str]:
@@ -201,11 +221,11 @@ def grid_phases(spec: SweepSpec, configs: list[TrialConfig]) -> list[Phase]:
 
 def search_phases(spec: SweepSpec) -> list[Phase]:
     """Phase 1 samples the searched methods' ranges (as the sweep searches them: values this
-    model cannot take dropped, `--set` axes fixed) with the first seed(s); phase 2 re-runs the
-    baseline and the top_k distinct configurations of phase 1 (at most its search_trials)
-    over every seed (sweeps/search.py). Phase 1's configurations are unknown until it runs:
-    each is counted as the costliest the ranges allow (the largest value of every choice, as
-    `m`), an upper bound."""
+    model cannot take dropped, the card's and `--set` axes fixed) with the first seed(s);
+    phase 2 re-runs the baseline and the top_k distinct configurations of phase 1 (at most its
+    search_trials) over every seed (sweeps/search.py). Phase 1's configurations are unknown
+    until it runs: each is counted as the costliest the ranges allow (the largest value of
+    every choice, as `m`), an upper bound."""
     from sweeps import search  # torch loads here, only for strategy search
 
     ranges = search.search_ranges(spec, fits=check_supported)
@@ -217,7 +237,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
         ),
         key=lambda config: cost_model.step_cost(config) * cost_model.items_per_example(config),
     )
-    fixed = ", ".join(f"{name}={value}" for name, value in spec.fixed_axes.items()) or "none"
+    fixed = ", ".join(f"{k}={v}" for k, v in search.fixed_axes(spec).items()) or "none"
     seeds, repeat, sampled = len(spec.seeds), spec.search_seeds, f"sampled {costliest.method}"
     sampled += ", costliest choices"
     ranking = (
@@ -229,7 +249,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
         f"Phase 1 (search): {spec.search_trials} configurations sampled by Optuna TPE "
         f"(the sweep's own first) from sweeps/spaces.py SEARCH_RANGES for model "
         f"{costliest.model} ({'; '.join(f'{m}: {_ranges_text(r)}' for m, r in ranges.items())}; "
-        f"fixed by --set: {fixed}) x {repeat} seed{'s' if repeat > 1 else ''} "
+        f"fixed by the paper card or --set: {fixed}) x {repeat} seed{'s' if repeat > 1 else ''} "
         f"({', '.join(map(str, spec.seeds[:repeat]))}) = {spec.search_trials * repeat} trials; "
         f"{ranking}; at most {spec.search_concurrency} sampled before results return "
         "(search_concurrency)",

@@ -1,6 +1,7 @@
-"""Progress of a running phase: one line when a trial starts or ends, with the trials ended,
-running and pending and an ETA from the trials ended so far. It replaces Tune's status
-table (the runner sets `RunConfig(verbose=0)`)."""
+"""Progress of a running phase: a line when a trial ends, with its dev score (or why it
+failed), the trials ended, running and pending and an ETA from the trials ended so far; with
+`-v` also one when a trial starts. It replaces Tune's status table (the runner sets
+`RunConfig(verbose=0)`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import time
 
 from ray import tune
 from ray.tune.experiment import Trial
+
+from sweeps.trainable import FAILURE, TRIAL_COMPLETE
+from xlt_schema import DEV_CURVE
 
 logger = logging.getLogger(__name__)
 
@@ -44,16 +48,38 @@ def format_duration(seconds: float) -> str:
 
 
 def progress_line(
-    phase: str, ended: int, failed: int, running: int, pending: int, eta: float | None
+    phase: str,
+    ended: int,
+    failed: int,
+    running: int,
+    pending: int,
+    eta: float | None,
+    trial: str | None = None,
 ) -> str:
+    """`[phase] trials: ...; ETA ...`, after `trial` (the trial that ended: its name and
+    outcome) when given."""
     what = f"{ended} ended" + (f" ({failed} failed)" if failed else "")
     guess = "after the first trial ends" if eta is None else format_duration(eta)
-    return f"[{phase}] trials: {what}, {running} running, {pending} pending; ETA {guess}"
+    ending = f" {trial};" if trial else ""
+    return f"[{phase}]{ending} trials: {what}, {running} running, {pending} pending; ETA {guess}"
+
+
+def trial_outcome(result: dict, errored: bool) -> tuple[bool, str]:
+    """(whether the trial failed, what its progress line says of it) from its last result:
+    its dev score, `stopped early` (ASHA) with the score it had, or why it failed."""
+    if errored:
+        return True, "failed (its error is above)"
+    if result.get(FAILURE):
+        return True, f"failed: {str(result[FAILURE]).splitlines()[0][:200]}"
+    score = result.get(DEV_CURVE)
+    scored = f"dev score {score:.3f}" if isinstance(score, (int, float)) else "no dev score"
+    return False, scored if result.get(TRIAL_COMPLETE) else f"stopped early, {scored}"
 
 
 class ProgressCallback(tune.Callback):
-    """Prints `progress_line` as trials start and end. Trials ended before a resume count as
-    ended but not in the ETA (their durations belong to an earlier driver)."""
+    """Logs `progress_line` as a trial ends (INFO; WARNING when it failed) and, for `-v`, as
+    one starts (DEBUG). Trials ended before a resume count as ended but not in the ETA (their
+    durations belong to an earlier driver)."""
 
     def __init__(self, phase: str):
         self.phase = phase
@@ -73,19 +99,28 @@ class ProgressCallback(tune.Callback):
         self._log_progress(trials)
 
     def on_trial_complete(self, iteration, trials, trial, **info) -> None:
-        self._end(trials, trial)
+        self._end(trials, trial, errored=False)
 
     def on_trial_error(self, iteration, trials, trial, **info) -> None:
-        self.failed.add(trial.trial_id)
-        self._end(trials, trial)
+        self._end(trials, trial, errored=True)
 
-    def _end(self, trials, trial) -> None:
+    def _end(self, trials, trial, errored: bool) -> None:
+        failed, outcome = trial_outcome(trial.last_result or {}, errored)
+        if failed:
+            self.failed.add(trial.trial_id)
         start = self.started.pop(trial.trial_id, None)
-        if start is not None and trial.trial_id not in self.failed:
+        if start is not None and not failed:
             self.durations.append(time.time() - start)
-        self._log_progress(trials, ending=trial.trial_id)
+        line = self._progress(trials, trial.trial_id, f"{trial}: {outcome}")
+        # A failed trial is a warning: -q shows it too.
+        logger.log(logging.WARNING if failed else logging.INFO, line)
 
-    def _log_progress(self, trials, ending: str | None = None) -> None:
+    def _log_progress(self, trials) -> None:
+        logger.debug(self._progress(trials))
+
+    def _progress(self, trials, ending: str | None = None, outcome: str | None = None) -> str:
+        """`progress_line` of the phase now; `ending`: the trial that ends, `outcome` its name
+        and outcome."""
         # Tune updates a trial's status after these callbacks: the ending one is still RUNNING.
         ended = {t.trial_id for t in trials if t.status in (Trial.TERMINATED, Trial.ERROR)}
         ended |= {ending} if ending else set()
@@ -97,4 +132,4 @@ class ProgressCallback(tune.Callback):
         elapsed = [now - self.started[t] for t in running if t in self.started]
         eta = eta_seconds(self.durations, elapsed, pending, self.slots)
         failed = len(self.failed & ended)
-        logger.info(progress_line(self.phase, len(ended), failed, len(running), pending, eta))
+        return progress_line(self.phase, len(ended), failed, len(running), pending, eta, outcome)

@@ -1,6 +1,13 @@
 """`--address` (or $RAY_ADDRESS) probed before `ray.init`: a cluster address where nothing
-listens would make `ray.init` retry for minutes in silence (`127.0.0.1:1` hung), so it is
-refused in one line, naming the address, within `PROBE_TIMEOUT_S`."""
+listens would make `ray.init` retry for minutes in silence (`127.0.0.1:1` hung), and one
+where something other than Ray listens (an HTTP server) hung it for good, so either is
+refused in one line, naming the address, within `PROBE_TIMEOUT_S`.
+
+A Ray head's GCS (and the Ray Client server behind `ray://`) is a gRPC server, so it speaks
+HTTP/2: sent HTTP/2's connection preface, it must answer with a SETTINGS frame (RFC 9113,
+section 3.4). An HTTP/1 server, a database or a port that never answers does not. (Ray's own
+`GcsClient` waits 40 s before it gives up on such a port, and logs as it waits.) With
+RAY_USE_TLS set the head speaks TLS first, and only the connection is checked."""
 
 from __future__ import annotations
 
@@ -14,19 +21,24 @@ PROBE_TIMEOUT_S = 10.0
 # Addresses that name no endpoint: Ray finds (auto) or starts (local) the cluster itself.
 NO_ENDPOINT = ("auto", "local")
 ALLOWED = "host:port of a running Ray head (GCS, e.g. 10.0.0.5:6379), ray://host:port, or auto"
+# HTTP/2's client preface, then an empty SETTINGS frame (length 0, type 4, no flags, stream 0).
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+FRAME_HEADER_BYTES = 9  # length (3 bytes), type, flags, stream id (4 bytes)
+SETTINGS = 4
 
 
-def check_ray_address(address: str | None, timeout_s: float = PROBE_TIMEOUT_S) -> None:
+def check_ray_address(address: str | None, timeout_s: float | None = None) -> None:
     """Raise ConfigError unless the cluster `address` (else $RAY_ADDRESS) accepts a TCP
-    connection; nothing to check for no address, `auto` or `local`."""
+    connection and answers as a gRPC server does; nothing to check for no address, `auto`
+    or `local`."""
     flag = "--address" if address else "RAY_ADDRESS"
     address = address or os.environ.get("RAY_ADDRESS")
     if not address or address in NO_ENDPOINT:
         return
     host, port = _endpoint(flag, address)
+    timeout_s = timeout_s or PROBE_TIMEOUT_S
     try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            pass
+        connection = socket.create_connection((host, port), timeout=timeout_s)
     except OSError as error:
         reason = "no answer" if isinstance(error, TimeoutError) else error.strerror or error
         raise ConfigError(
@@ -35,6 +47,38 @@ def check_ray_address(address: str | None, timeout_s: float = PROBE_TIMEOUT_S) -
             f"a Ray cluster that answers: nothing accepted a connection to {host}:{port} "
             f"within {timeout_s:g} s ({reason}); {ALLOWED}",
         ) from None
+    with connection:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return
+        answer = _first_frame(connection)
+    if answer is not None:
+        raise ConfigError(
+            flag,
+            address,
+            f"a Ray cluster: {host}:{port} accepted a connection but did not answer as a Ray "
+            f"head does (gRPC, HTTP/2) within {timeout_s:g} s ({answer}); {ALLOWED}",
+        )
+
+
+def _first_frame(connection: socket.socket) -> str | None:
+    """None when the server answers HTTP/2's preface with a SETTINGS frame, else what it did."""
+    try:
+        connection.sendall(HTTP2_PREFACE)
+        header = b""
+        while len(header) < FRAME_HEADER_BYTES:
+            chunk = connection.recv(FRAME_HEADER_BYTES - len(header))
+            if not chunk:
+                break
+            header += chunk
+    except TimeoutError:
+        return "no answer"
+    except OSError as error:
+        return error.strerror or str(error)
+    if len(header) == FRAME_HEADER_BYTES and header[3] == SETTINGS and header[5:] == bytes(4):
+        return None
+    if not header:
+        return "it closed the connection"
+    return f"it answered {header.decode('ascii', 'replace')!r}"
 
 
 def _endpoint(flag: str, address: str) -> tuple[str, int]:

@@ -10,18 +10,23 @@ interrupted sweep continues with `Tuner.restore` where it stopped.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
+import errno
 import hashlib
 import json
 import logging
 import os
 import signal
+import sys
+import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from sweeps import driver_lock, search, tracking
+from sweeps.dead_baseline import RERUN_ERRORED_TAG, NoReport, dead_baseline
 from sweeps.experiment import SweepSpec
 from sweeps.interruption import (
     StopSignals,
@@ -30,6 +35,7 @@ from sweeps.interruption import (
     signal_behind,
     unfinished_trials,
 )
+from sweeps.library_output import quiet_tune, worker_variables
 from sweeps.resources import (
     alive_node_cpus,
     check_cpus_fit,
@@ -39,16 +45,18 @@ from sweeps.resources import (
 from sweeps.run_context import system_tags
 from sweeps.saved_state import (
     check_saved_state,
+    drop_damaged_error_pickles,
     errored_by_full_disk,
     recover_deleted_checkpoints,
     unrestorable,
 )
+from sweeps.state_snapshots import periodic_snapshots_only
 from sweeps.storage_checks import (
-    QuietDiskFull,
     StorageFull,
     check_storage,
     disk_full_text,
     is_disk_full,
+    quiet_disk_full,
 )
 from sweeps.sweep_checks import check_settings
 from sweeps.sweep_file import SWEEP_FILE_ARTIFACT, sweep_text
@@ -71,7 +79,6 @@ from xlt_schema import (
     SWEEP_KEY_TAG,
     TRIAL_ID_TAG,
 )
-from xlt_schema.log import LEVEL_VARIABLE, current_level
 from xlt_schema.tracking_store import credentials_env, redact
 
 logger = logging.getLogger(__name__)
@@ -83,10 +90,7 @@ FINAL_POINTS_TAG = "xlt.final_points"
 # The search phase's Optuna study: where it is stored and its name.
 OPTUNA_STORAGE_TAG = "xlt.optuna_storage"
 OPTUNA_STUDY_TAG = "xlt.optuna_study"
-SNAPSHOT_WARNING_ENV = "TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S"
 AUTO_LOGGERS_OFF_ENV = "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"
-# The logger that prints a failed trial's traceback (one line instead on a full disk).
-TUNE_CONTROLLER_LOG = logging.getLogger("ray.tune.execution.tune_controller")
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
     key = sweep_key(spec)
     with contextlib.ExitStack() as stack:
         signals = signals or stack.enter_context(StopSignals())
+        stack.enter_context(quiet_disk_full())  # a full disk: one line, not its tracebacks
         # One driver per sweep, before Ray or any run: a second is refused (exit 2).
         stack.enter_context(driver_lock.hold(options.tracking_uri, spec.experiment))
         # Slow steps that overlap others, joined as the block ends: a new SQLite store's tables
@@ -158,6 +163,7 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
         background = stack.enter_context(ThreadPoolExecutor(max_workers=1))
         # Ray's import first: the thread below then imports MLflow (over a second, for a new
         # store) while `ray.init` waits for Ray's daemons, rather than before it starts.
+        _name_token_auth(options.address)
         import ray  # noqa: F401
 
         opening = background.submit(tracking.open_experiment, options.tracking_uri, spec.experiment)
@@ -180,17 +186,8 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
             spec, options, opening, background, key, resumed, signals
         )
         client = opening.result()[0]
-        finished = sum(
-            1
-            for result in results
-            if result.error is None and not (result.metrics or {}).get("failure")
-        )
-        with signals.held():
-            tracking.with_retries(
-                lambda: _close_parent(client, parent_run_id, finished),
-                options.tracking_wait_s,
-                "parent run",
-            )
+        with resumable(parent_run_id):  # a signal while the parent closes (held till then)
+            finished = _close_phases(spec, options, client, parent_run_id, results, signals)
         logger.info(
             f"{finished} of {len(results)} trials of the reported phase finished; "
             f"{failed} trials failed in all"
@@ -199,6 +196,30 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
             signals.finished()  # closed FAILED: nothing to report or resume
             return max(failed, 1)
         return _report(spec, options, client, parent_run_id, failed, signals)
+
+
+def _close_phases(spec, options, client, parent_run_id: str, results, signals) -> int:
+    """Close the parent once its phases ran: complete, FINISHED (FAILED when no trial of the
+    reported phase finished); returns how many finished. Raises NoReport (`dead_baseline`)
+    when the baseline has no finished run: the parent is then left resumable, its failed
+    baseline trials to run again (RERUN_ERRORED_TAG), or closed when a resume would not
+    help."""
+    finished = sum(
+        1
+        for result in results
+        if result.error is None and not (result.metrics or {}).get("failure")
+    )
+    dead = dead_baseline(spec, results) if finished else None
+    with signals.held():
+        tracking.with_retries(
+            lambda: _close_parent(client, parent_run_id, finished, dead),
+            options.tracking_wait_s,
+            "parent run",
+        )
+    if dead is not None:
+        signals.finished()  # nothing to report; what is left is said in the line
+        raise dead
+    return finished
 
 
 def _run_phases(spec, options, opening: Future, background, key: str, resumed, signals):
@@ -235,28 +256,39 @@ def _run_phases(spec, options, opening: Future, background, key: str, resumed, s
         refused = isinstance(error, (ConfigError, DataError)) and resumed is None
         # A signal is an interruption even when Ray's compiled code re-raised it as another error.
         interruption = signal_behind(error)
+        store_full = None
         if parent_run_id is not None and not refused:
             with signals.held():  # a parent run means the store was open
-                _stopped(opening.result()[0], parent_run_id, options, interruption or error)
+                store_full = _stopped(
+                    opening.result()[0], parent_run_id, options, interruption or error
+                )
         if interruption is not None:
             interruption.parent_run_id = parent_run_id
             if interruption is not error:
                 raise interruption from None
-        if is_disk_full(error) and not isinstance(error, StorageFull):
-            raise StorageFull(_disk_full_line(options, error)) from None
+            raise
+        full = error if is_disk_full(error) else store_full
+        if full is not None and not isinstance(error, StorageFull):
+            raise StorageFull(_disk_full_line(options, full)) from None
         raise
     return parent_run_id, results, failed
 
 
-def _stopped(client, parent_run_id: str, options: SweepOptions, error: BaseException) -> None:
-    """Mark the runs interrupted; on a full disk the store may not take the update: the runs
-    then stay RUNNING, which `--resume` continues all the same."""
+def _stopped(client, parent_run_id: str, options: SweepOptions, error: BaseException):
+    """Mark the runs interrupted. A store on a full disk may not take the update: the runs
+    then stay RUNNING, which `--resume` continues all the same, and the store's error is
+    returned (the disk being full is then why the sweep stopped); else None."""
     try:
         _interrupted(client, parent_run_id, options, error)
     except Exception as failure:
-        if not (is_disk_full(error) and is_disk_full(failure)):
+        if not is_disk_full(failure):
             raise
-        logger.warning("The tracking store is on the full disk: its runs stay RUNNING")
+        logger.warning(
+            "The tracking store is on the full disk: its runs stay RUNNING (--resume "
+            "continues them)"
+        )
+        return failure
+    return None
 
 
 def _disk_full_line(options: SweepOptions, error: BaseException) -> str:
@@ -301,6 +333,32 @@ def _interrupted(client, parent_run_id: str, options: SweepOptions, error: BaseE
     )
 
 
+@contextlib.contextmanager
+def _full_disk_stops(options: SweepOptions):
+    """A disk that fills while the report is written ends the sweep in one line (StorageFull),
+    as during its trials: the parent is complete, and `--resume` writes the report."""
+    try:
+        yield
+    except Exception as error:
+        if is_disk_full(error) and not isinstance(error, StorageFull):
+            raise StorageFull(_disk_full_line(options, error)) from None
+        raise
+
+
+@contextlib.contextmanager
+def resumable(parent_run_id: str):
+    """A stop signal from here on (raised as itself, or behind an error of Ray's compiled
+    code) names the parent run, so the driver prints the `--resume` line, not "nothing was
+    tracked yet"."""
+    try:
+        yield
+    except BaseException as error:
+        interruption = signal_behind(error)
+        if interruption is not None:
+            interruption.parent_run_id = parent_run_id
+        raise
+
+
 def _report(
     spec: SweepSpec, options: SweepOptions, client, parent_run_id: str, failed: int, signals
 ):
@@ -308,7 +366,7 @@ def _report(
     `--resume` writes it); returns `failed`."""
     from analysis.report import print_summary, report_sweep
 
-    try:
+    with resumable(parent_run_id), _full_disk_stops(options):
         signals.raise_if_received()  # held while the parent was closed
         report = tracking.with_retries(
             lambda: report_sweep(
@@ -321,9 +379,6 @@ def _report(
             options.tracking_wait_s,
             "report",
         )
-    except SweepInterrupted as interruption:
-        interruption.parent_run_id = parent_run_id
-        raise
     with signals.held():  # reported, then done: a signal from here on is only acknowledged
         tracking.with_retries(
             lambda: tracking.set_tags(client, parent_run_id, {REPORTED_TAG: "true"}),
@@ -456,8 +511,9 @@ class SweepPhases:
     def _restorable(self, phase: str, planned: int | None = None):
         """The phase's Tuner restored from its saved state, or None when there is none;
         DataError when the state cannot be restored (`sweeps.saved_state`). Errored trials
-        stay as they ended, unless one errored on a full disk: then they all run again from
-        their last checkpoints (Tune resumes all errored trials or none)."""
+        stay as they ended, unless one errored on a full disk or the parent asks for it
+        (RERUN_ERRORED_TAG: a dead baseline): then they all run again from their last
+        checkpoints (Tune resumes all errored trials or none)."""
         from ray import tune
 
         path = self._path(phase)
@@ -465,6 +521,7 @@ class SweepPhases:
             return None
         trials = check_saved_state(path, planned)
         recover_deleted_checkpoints(path, trials)
+        drop_damaged_error_pickles(path)  # Tune's results would fail on them
         full_disk = [t for t in trials if t.status == "ERROR" and errored_by_full_disk(t)]
         self.restored_phases.add(phase)
         logger.info(
@@ -476,7 +533,7 @@ class SweepPhases:
                 path,
                 self._trainable(),
                 resume_unfinished=True,
-                resume_errored=bool(full_disk),
+                resume_errored=bool(full_disk) or self.tags.get(RERUN_ERRORED_TAG) == "true",
                 restart_errored=False,
             )
         except Exception as error:  # tuner.pkl cut short, say
@@ -556,25 +613,18 @@ class SweepPhases:
     def _fit(self, phase: str, tuner):
         """The phase's results; SweepInterrupted when a signal stopped it (what ended is
         recorded first: ASHA's stops, results kept through a tracking outage)."""
-        # CheckpointConfig(num_to_keep) makes every checkpoint force a state snapshot; with
-        # evaluations seconds apart (smoke) Tune warns at each one that this may be slow.
-        os.environ.setdefault(SNAPSHOT_WARNING_ENV, "0")
         # Tune adds the loggers a RunConfig lacks. A new phase's names the CSV and JSON ones;
         # Tune's TensorBoard logger would import tensorboardX and with it torch, 1.4 s of the
         # driver's before the first trial, for files nothing here reads. A restored phase
         # keeps Tune's automatic loggers: its saved RunConfig may predate the explicit ones.
         os.environ[AUTO_LOGGERS_OFF_ENV] = "0" if phase in self.restored_phases else "1"
-        quiet = QuietDiskFull()
-        TUNE_CONTROLLER_LOG.addFilter(quiet)
-        try:
-            with self.signals.tune_fit():
-                results = tuner.fit()
-        finally:
-            TUNE_CONTROLLER_LOG.removeFilter(quiet)
-        full = [result.error for result in results if is_disk_full(result.error)]
-        if full:  # the trials' own failures: the sweep stops, its state resumable
-            raise full[0]
-        statuses = self._saved_statuses(phase)
+        quiet_tune()  # Tune's own output: its configuration box and results folder
+        # Snapshots on Tune's own period: forced after every checkpoint they grew as n^2.
+        with self.signals.tune_fit(), periodic_snapshots_only():
+            results = _fit_results(tuner, self._path(phase))
+        saved = self._saved_trials(phase)
+        _raise_if_disk_full(results, saved)  # the sweep stops, its state resumable
+        statuses = {trial.trial_id: trial.status for trial in saved}
         self._close_stopped_trials(results, statuses)
         self._relog(results)
         unfinished = unfinished_trials(statuses, results)
@@ -585,16 +635,15 @@ class SweepPhases:
             raise TuneEndedEarly(f"{detail}, without a stop signal")
         return results
 
-    def _saved_statuses(self, phase: str) -> dict[str, str]:
-        """Each trial's status (by trial id) in the experiment state Tune saved last. Not the
-        ResultGrid's: on a signal `fit` saves the state, then stops the running trials and
-        marks them TERMINATED in memory only. Nor Tune's auto-filled `done` in the last
-        result: with `reuse_actors` a finished trial's saved last result reads done=False."""
+    def _saved_trials(self, phase: str) -> list:
+        """The trials (and their statuses) in the experiment state Tune saved last. Not the
+        ResultGrid's statuses: on a signal `fit` saves the state, then stops the running
+        trials and marks them TERMINATED in memory only. Nor Tune's auto-filled `done` in the
+        last result: with `reuse_actors` a finished trial's saved last result reads
+        done=False."""
         from ray.tune import ExperimentAnalysis
 
-        return {
-            trial.trial_id: trial.status for trial in ExperimentAnalysis(self._path(phase)).trials
-        }
+        return ExperimentAnalysis(self._path(phase)).trials
 
     def _close_stopped_trials(self, results, statuses: dict[str, str]) -> None:
         """Trials ASHA stopped never reach their end: close their runs as KILLED."""
@@ -752,11 +801,22 @@ def _mark_failed(client, run_id: str, error: BaseException) -> None:
     logger.warning(f"Trial run {run_id} failed: {str(error).splitlines()[0][:200]}")
 
 
-def _close_parent(client, parent_run_id: str, finished: int) -> None:
-    if FAILURE_TAG in client.get_run(parent_run_id).data.tags:
-        client.delete_tag(parent_run_id, FAILURE_TAG)  # an earlier driver's crash, now resumed
+def _close_parent(client, parent_run_id: str, finished: int, dead: NoReport | None = None):
+    tags = client.get_run(parent_run_id).data.tags
+    for stale in (FAILURE_TAG, RERUN_ERRORED_TAG):  # an earlier driver's, now resumed
+        if stale in tags:
+            client.delete_tag(parent_run_id, stale)
+    if dead is not None and dead.rerun:  # resumable: not complete, the reason on it
+        tracking.set_tags(
+            client, parent_run_id, {FAILURE_TAG: str(dead)[:4000], RERUN_ERRORED_TAG: "true"}
+        )
+        client.set_terminated(parent_run_id, status="FAILED")
+        return
+    if dead is not None:
+        tracking.set_tags(client, parent_run_id, {FAILURE_TAG: str(dead)[:4000]})
     tracking.set_tags(client, parent_run_id, {COMPLETE_TAG: "true"})
-    client.set_terminated(parent_run_id, status="FINISHED" if finished else "FAILED")
+    # FAILED with nothing to report: a closed FAILED parent is not resumed (`is_done`).
+    client.set_terminated(parent_run_id, status="FINISHED" if finished and not dead else "FAILED")
 
 
 # Ray starts its workers at niceness 15 (its `worker_niceness`): beside any other CPU-bound
@@ -765,6 +825,19 @@ def _close_parent(client, parent_run_id: str, finished: int) -> None:
 # Ray also starts one idle worker per CPU for the first driver; Tune's trial actors never use
 # them (each actor gets a process of its own), so they only took CPU from Ray's start.
 LOCAL_RAY_CONFIG = {"worker_niceness": 0, "prestart_worker_first_driver": False}
+# How often `shutdown_ray` looks whether Ray reset SIGTERM's handler.
+RESTORE_EVERY_S = 0.005
+# Ray's authentication mode: `token` or `disabled` (docs/usage.md#the-demo).
+RAY_AUTH_MODE_ENV = "RAY_AUTH_MODE"
+
+
+def _name_token_auth(address: str | None) -> None:
+    """For a local Ray started here: token authentication, as Ray turns it on for a new local
+    cluster (its token in ~/.ray/auth_token, made if missing), asked for by name, so that Ray
+    does not warn that it chose it. Only before Ray's import, which reads the mode; a mode the
+    user set is kept, and a cluster's (`address`, $RAY_ADDRESS) is its own."""
+    if not (address or os.environ.get("RAY_ADDRESS")) and "ray" not in sys.modules:
+        os.environ.setdefault(RAY_AUTH_MODE_ENV, "token")
 
 
 @contextlib.contextmanager
@@ -785,12 +858,13 @@ def _ray_session(address: str | None, signals: StopSignals, pool: ThreadPoolExec
                     # "local" starts a private Ray: a plain ray.init() would attach to the last
                     # cluster started on this machine (/tmp/ray/ray_current_cluster), which may
                     # be dead or not ours.
-                    ray.init(
-                        address="local",
-                        include_dashboard=False,
-                        runtime_env=_worker_env(),
-                        _system_config=LOCAL_RAY_CONFIG,
-                    )
+                    with sigterm_blocked():  # for Ray's processes: see `sigterm_blocked`
+                        ray.init(
+                            address="local",
+                            include_dashboard=False,
+                            runtime_env=_worker_env(),
+                            _system_config=LOCAL_RAY_CONFIG,
+                        )
             except SystemExit as exit:
                 # ray.init's own SIGTERM handler (sys.exit(SIGTERM)) while it starts.
                 if exit.code != signal.SIGTERM:
@@ -800,20 +874,66 @@ def _ray_session(address: str | None, signals: StopSignals, pool: ThreadPoolExec
         yield ray.cluster_resources()
     except BaseException:
         if started:
-            ray.shutdown()
+            shutdown_ray()
         raise
     if started:
-        pool.submit(ray.shutdown)
+        pool.submit(shutdown_ray)
 
 
-def _worker_env() -> dict | None:
-    """The driver's XLT_PLUGINS and log level (-v/-q) for every worker, a cluster's included
-    (whose nodes do not inherit the driver's environment); None when neither is to pass."""
-    env = {PLUGINS_VARIABLE: os.environ.get(PLUGINS_VARIABLE)}
-    if current_level() != logging.INFO:  # trials log at INFO unless told otherwise
-        env[LEVEL_VARIABLE] = logging.getLevelName(current_level())
-    env = {name: value for name, value in env.items() if value}
-    return {"env_vars": env} if env else None
+def shutdown_ray() -> None:
+    """`ray.shutdown()`, SIGTERM's handler kept. Ray's C++ side resets SIGTERM to its default
+    action early in the shutdown, under Python's feet (`signal.getsignal` still names the
+    handler), and stopping Ray's processes then takes seconds: a SIGTERM meanwhile, while the
+    report was written, killed the driver (exit -15, no report, no resume line). A watcher
+    sets the handler's C function back within RESTORE_EVERY_S, through Python's documented
+    `PyOS_getsig` / `PyOS_setsig` (the shutdown runs in a thread beside the report, where
+    `signal.signal` may not be called)."""
+    import ray
+
+    api = ctypes.pythonapi
+    api.PyOS_getsig.restype = api.PyOS_setsig.restype = ctypes.c_void_p
+    api.PyOS_getsig.argtypes = [ctypes.c_int]
+    api.PyOS_setsig.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    handler = api.PyOS_getsig(signal.SIGTERM)
+    done = threading.Event()
+
+    def keep_handler() -> None:
+        while not done.wait(RESTORE_EVERY_S):
+            if api.PyOS_getsig(signal.SIGTERM) != handler:
+                api.PyOS_setsig(signal.SIGTERM, handler)
+
+    watcher = threading.Thread(target=keep_handler, daemon=True)
+    watcher.start()
+    try:
+        ray.shutdown()
+    finally:
+        done.set()
+        watcher.join()
+        api.PyOS_setsig(signal.SIGTERM, handler)
+
+
+@contextlib.contextmanager
+def sigterm_blocked():
+    """SIGTERM blocked in this thread while the block runs, so that the processes a local
+    `ray.init` starts inherit it blocked (a signal mask survives fork and exec; Ray blocks
+    SIGINT in them the same way). A SIGTERM to the driver's whole process group (`timeout`,
+    systemd, Slurm) then reaches the driver alone: before, Ray's GCS died with it and the
+    driver hung 60 s, then exited 1 with its runs left RUNNING. The driver stops Ray's
+    processes itself (`ray.shutdown`: SIGTERM, then SIGKILL a second later). A SIGTERM that
+    comes to the driver meanwhile is delivered as the block ends."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _worker_env() -> dict:
+    """The driver's XLT_PLUGINS, the trials' log level and the libraries' quiet settings
+    (sweeps/library_output.py) for every worker, a cluster's included (whose nodes do not
+    inherit the driver's environment)."""
+    env = {PLUGINS_VARIABLE: os.environ.get(PLUGINS_VARIABLE), **worker_variables()}
+    return {"env_vars": {name: value for name, value in env.items() if value}}
 
 
 def _absolute_storage(path: str) -> str:
@@ -824,6 +944,31 @@ def _count_failed(results) -> int:
     return sum(
         1 for result in results if result.error is not None or (result.metrics or {}).get("failure")
     )
+
+
+def _fit_results(tuner, path: str):
+    """`tuner.fit()`'s results. Tune unpickles each failed trial's `error.pkl` as `fit` ends;
+    one that a full disk cut short failed it there (EOFError): such files are deleted and the
+    results, saved whole, read again."""
+    try:
+        return tuner.fit()
+    except Exception:
+        if not drop_damaged_error_pickles(path):
+            raise
+    return tuner.get_results()
+
+
+def _raise_if_disk_full(results, saved_trials) -> None:
+    """Raise the full disk a trial of a finished `fit` failed on: its result's error, or an
+    ENOSPC error naming the error file of a trial whose error files the full disk cut short
+    (the result then holds no error text)."""
+    full = [result.error for result in results if is_disk_full(result.error)]
+    if full:
+        raise full[0]
+    for trial in saved_trials:
+        if trial.status == "ERROR" and errored_by_full_disk(trial):
+            where = str(Path(trial.path, trial.run_metadata.error_filename))
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), where)
 
 
 def _stopped_early(result, statuses: dict[str, str], complete_key: str) -> bool:

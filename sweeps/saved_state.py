@@ -29,6 +29,7 @@ from xlt_core.errors import DataError
 
 logger = logging.getLogger(__name__)
 CHECKPOINT_PREFIX = "checkpoint_"  # Tune's checkpoint_000003: zero-padded, so names sort
+ERROR_PICKLE = "error.pkl"  # a failed trial's error as Tune pickles it, in the trial's folder
 
 
 def check_saved_state(path: str, planned: int | None):
@@ -145,15 +146,46 @@ def unrestorable(path: str, why: str) -> DataError:
 
 def errored_by_full_disk(trial) -> bool:
     """Whether a trial Tune saved as ERROR failed because the disk was full: its error
-    file under the storage path says so (a remote storage path's is not read)."""
+    files under the storage path say so, or were cut short (`error_files_say_disk_full`; a
+    remote storage path's are not read)."""
     name = trial.run_metadata.error_filename
-    return error_file_says_disk_full(str(Path(trial.path, name)) if name else None)
+    if not name or "://" in str(trial.path):
+        return False
+    pickled = trial.run_metadata.pickled_error_filename
+    return error_files_say_disk_full(
+        Path(trial.path, name), Path(trial.path, pickled) if pickled else None
+    )
 
 
-def error_file_says_disk_full(path: str | None) -> bool:
-    """Whether a trial's error file (Tune's `error.txt`) holds a full disk's error."""
+def error_files_say_disk_full(text_file: Path, pickle_file: Path | None) -> bool:
+    """Whether a failed trial's error files (Tune's `error.txt`, and `error.pkl` when it
+    wrote one) hold a full disk's error, or were cut short: Tune writes both as the trial
+    fails, so an empty `error.txt` or an `error.pkl` that does not load means the disk was
+    full at that moment (met on a filesystem filled mid-sweep: both files empty)."""
     try:
-        text = Path(path).read_text() if path else ""
+        text = text_file.read_text()
     except OSError:
         return False
-    return any(marker in text for marker in DISK_FULL_TEXTS)
+    if any(marker in text for marker in DISK_FULL_TEXTS) or not text.strip():
+        return True
+    return pickle_file is not None and pickle_file.exists() and load_error(pickle_file) is not None
+
+
+def drop_damaged_error_pickles(path: str) -> int:
+    """Delete each trial's `error.pkl` in the experiment at `path` that does not load (a full
+    disk cut it short): Tune unpickles it whenever it builds the phase's results, so one such
+    file failed the sweep there on every `--resume` (EOFError, UnpicklingError); without it
+    Tune reads the trial's `error.txt`. Remote storage paths are left to Tune. Returns how
+    many were deleted."""
+    if "://" in path:
+        return 0
+    return sum(drop_if_damaged(file) for file in Path(path).glob(f"*/{ERROR_PICKLE}"))
+
+
+def drop_if_damaged(pickle_file: Path) -> bool:
+    """Delete the error pickle at `pickle_file` when it exists and does not load."""
+    if not pickle_file.is_file() or load_error(pickle_file) is None:
+        return False
+    pickle_file.unlink()
+    logger.warning(f"{pickle_file} was cut short by a full disk: removed")
+    return True

@@ -54,20 +54,30 @@ def baseline_points(spec: SweepSpec) -> list[dict]:
     ]
 
 
+def fixed_axes(spec: SweepSpec) -> dict:
+    """The hyperparameters every sampled configuration keeps: those a paper preset's card
+    fixes (ding2022's m = 3 on XNLI, 10 on PAWS-X), then the `--set` ones, which win (and
+    are then a departure the dry run prints)."""
+    card = spec.paper_card
+    fixed = {} if card is None else card.point_settings(spec.experiment, spec.preset)
+    return {**fixed, **spec.fixed_axes}
+
+
 def search_ranges(
     spec: SweepSpec, fits: Callable[[TrialConfig], None] = check_resources
 ) -> dict[str, dict[str, tuple]]:
-    """Per searched method, the range of each hyperparameter: `--set` values fix their axis,
-    and choices this model cannot take (a layer deeper than the model) are dropped: a value
-    whose trial is invalid or that `fits` refuses (the dry run passes a check that needs no
-    network). Raises ConfigError when a method has no ranges or a range is left empty or
-    invalid."""
+    """Per searched method, the range of each hyperparameter: the card's and `--set` values
+    fix their axis (`fixed_axes`), and choices this model cannot take (a layer deeper than
+    the model) are dropped: a value whose trial is invalid or that `fits` refuses (the dry
+    run passes a check that needs no network). Raises ConfigError when a method has no
+    ranges or a range is left empty or invalid."""
     methods = searched_methods(spec)
     if not methods:
         raise ConfigError(
             "--strategy", "search", "a sweep with a method that has hyperparameters to search"
         )
     ranges: dict[str, dict[str, tuple]] = {}
+    fixed = fixed_axes(spec)
     for method in methods:
         if method not in SEARCH_RANGES:
             raise ConfigError(
@@ -80,8 +90,8 @@ def search_ranges(
         # Each value is checked within one of the sweep's own (valid) points of the method.
         point = next(point for point in spec.points if point["method"] == method)
         for name, bounds in SEARCH_RANGES[method].items():
-            if name in spec.fixed_axes:
-                bounds = ("choice", (spec.fixed_axes[name],))
+            if name in fixed:
+                bounds = ("choice", (fixed[name],))
             values = bounds[1] if bounds[0] == "choice" else bounds[1:3]
             valid = [value for value in values if _valid(spec, point, name, value, fits)]
             if bounds[0] == "choice" and not valid:

@@ -11,8 +11,10 @@ model that is not in `sweeps.cost_model.MODEL_SHAPES`) counts the reserve only.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -26,6 +28,8 @@ RESERVE_BYTES = 16 * 2**20
 # How a full disk reads where the OSError itself is gone: SQLite's message (through
 # SQLAlchemy and MLflow) and an OSError printed into a Ray or Tune error's text.
 DISK_FULL_TEXTS = ("No space left on device", "database or disk is full", "[Errno 28]")
+# A folder with less free space than this after an error: the disk filled up.
+FULL_BELOW_BYTES = 2**20
 
 
 class StorageFull(Exception):
@@ -95,13 +99,62 @@ def disk_full_text(error: BaseException | None) -> str | None:
     return None
 
 
+def full_disk_error(error: BaseException, folders: list[Path]) -> OSError | None:
+    """`error` as the full disk it stands for, or None: an ENOSPC error when `error` says the
+    disk is full, or when one of `folders` (where the failed code wrote) has less than
+    FULL_BELOW_BYTES free. The second, because some writers report a full disk without its
+    errno: torch.save raises `RuntimeError: [enforce fail at inline_container.cc:672] .
+    unexpected pos 64 vs 0` (met on a filesystem filled mid-sweep)."""
+    if is_disk_full(error):
+        return error if isinstance(error, OSError) else _enospc(disk_full_text(error))
+    for folder in folders:
+        try:
+            if shutil.disk_usage(folder).free < FULL_BELOW_BYTES:
+                return _enospc(str(folder))
+        except OSError:
+            continue
+    return None
+
+
+def _enospc(where: str | None) -> OSError:
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), where)
+
+
 class QuietDiskFull(logging.Filter):
-    """For Tune's controller logger: a trial that failed on a full disk is logged in one
-    line, without its traceback (each trial's was some 60 lines)."""
+    """A record whose error is a full disk logged in one line (its message's first and the
+    full disk's), without its traceback: each failed trial's was some 60 lines."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = disk_full_text(record.exc_info[1]) if record.exc_info else None
         if text is not None:
-            record.msg, record.args = f"{record.getMessage()}: {text}", ()
+            first = record.getMessage().strip().splitlines()[0].rstrip(": ")
+            record.msg, record.args = f"{first}: {text}", ()
             record.exc_info, record.exc_text = None, None
         return True
+
+
+# The loggers that print a full disk's traceback: Tune's for a failed trial and for its
+# state's copy to the storage path, MLflow's for a SQLite store's failed write.
+DISK_FULL_LOGGERS = (
+    "ray.tune.execution.tune_controller",
+    "ray.tune.execution.experiment_state",
+    "mlflow.store.db.utils",
+)
+QUIET_DISK_FULL = QuietDiskFull()
+
+
+def log_disk_full_quietly() -> None:
+    """From now on (a trial worker's life), DISK_FULL_LOGGERS log a full disk in one line."""
+    for name in DISK_FULL_LOGGERS:
+        logging.getLogger(name).addFilter(QUIET_DISK_FULL)  # once: a filter is added once
+
+
+@contextlib.contextmanager
+def quiet_disk_full():
+    """While the block runs, DISK_FULL_LOGGERS log a full disk in one line (QuietDiskFull)."""
+    log_disk_full_quietly()
+    try:
+        yield
+    finally:
+        for name in DISK_FULL_LOGGERS:
+            logging.getLogger(name).removeFilter(QUIET_DISK_FULL)

@@ -17,6 +17,9 @@ from pathlib import Path
 import yaml
 
 from sweeps.experiment import SWEEP_SETTINGS, SweepSpec, experiment_spec
+from sweeps.spaces import hyperparameter_names
+from sweeps.sweep_values import SHARED_TRIAL_SETTINGS, Rule, is_whole, sweep_value
+from xlt_core.config import coerce_setting
 from xlt_core.errors import ConfigError
 
 FORMAT = 1
@@ -29,6 +32,19 @@ FILE_SETTINGS = (
     "seed_rounds",
 )
 KEYS = ("format", "script", "preset", "base", "points", "seeds", *FILE_SETTINGS)
+POINTS_ALLOWED = (
+    "a non-empty list of configurations, each a mapping with a method: - method: finetune"
+)
+# `--set seeds=auto`'s rounds (analysis/sequential.py): at least 2 seeds first, then 1 or more.
+SEED_ROUNDS = Rule(
+    lambda rounds: (
+        isinstance(rounds, list)
+        and bool(rounds)
+        and all(is_whole(n) and n >= 1 for n in rounds)
+        and rounds[0] >= 2
+    ),
+    "null, or the seeds per round: at least 2 in the first, 1 or more in each later one",
+)
 
 
 def _plain(value):
@@ -77,7 +93,8 @@ def _document(text: str, source: str) -> dict:
 
 def load_sweep(text: str, source: str, script: types.ModuleType) -> SweepSpec:
     """The sweep a file describes, for the script running it; raises ConfigError naming the
-    file (`source`) and the key when the file is not a sweep file of this script."""
+    file (`source`) and the key when the file is not a sweep file of this script or a value
+    breaks the rules `--set` applies (sweeps/sweep_values.py) or a trial's."""
     document = _document(text, source)
     name = Path(script.__file__).stem
     if document["script"] != name:
@@ -86,15 +103,96 @@ def load_sweep(text: str, source: str, script: types.ModuleType) -> SweepSpec:
             document["script"],
             f"{name} (this file is for python sweeps/{document['script']}.py)",
         )
+    if document["preset"] not in script.POINTS:
+        raise ConfigError(
+            f"{source}: preset", document["preset"], f"one of {', '.join(script.POINTS)}"
+        )
     spec = experiment_spec(script, document["preset"], None)
-    spec.base, spec.points, spec.seeds = document["base"], document["points"], document["seeds"]
+    try:
+        return _take_settings(spec, document)
+    except ConfigError as error:
+        raise ConfigError(f"{source}: {error.field}", error.value, error.allowed) from None
+
+
+def _take_settings(spec: SweepSpec, document: dict) -> SweepSpec:
+    """`spec` (the preset's) with the file's base, points, seeds and sweep settings, each
+    checked; the points' trials validated as the sweep validates them."""
+    spec.base = _settings(
+        "base", document["base"], SHARED_TRIAL_SETTINGS, "the settings every trial shares"
+    )
+    spec.points = _points(document["points"])
+    spec.seeds = sweep_value("seeds", document["seeds"])
     spec.__post_init__()  # the sweep's own copies, as a script's grids get
     for setting in FILE_SETTINGS:
-        if setting in document:
-            setattr(spec, setting, document[setting])
-    if spec.seed_rounds is not None:
-        spec.seed_rounds = tuple(spec.seed_rounds)
+        if setting not in document:
+            continue
+        value = document[setting]
+        if setting == "fixed_axes":
+            value = _fixed_axes(value, spec.points)
+        elif setting == "seed_rounds":
+            value = None if value is None else tuple(sweep_value(setting, value, SEED_ROUNDS))
+        else:
+            value = sweep_value(setting, value)
+        setattr(spec, setting, value)
+    if spec.seed_rounds is not None and (
+        sum(spec.seed_rounds) != len(spec.seeds) or spec.strategy != "grid"
+    ):
+        raise ConfigError(
+            "seed_rounds",
+            list(spec.seed_rounds),
+            f"rounds that add up to the {len(spec.seeds)} seeds, with strategy grid",
+        )
+    for index, point in enumerate(spec.points):
+        try:
+            spec.trial_config(point)
+        except ConfigError as error:
+            where = f"points[{index}]" if error.field in point else "base"
+            raise ConfigError(f"{where}.{error.field}", error.value, error.allowed) from None
     return spec
+
+
+def _flat(where: str, value):
+    """A setting's value as a file may hold it: a scalar, or a list of scalars."""
+    values = value if isinstance(value, list) else [value]
+    if not all(item is None or isinstance(item, (bool, int, float, str)) for item in values):
+        raise ConfigError(
+            where, value, "a value or a list of values (not a mapping or a nested list)"
+        )
+    return value
+
+
+def _settings(where: str, mapping, allowed, kind: str) -> dict:
+    """A file's `base` or `fixed_axes`: a mapping whose keys are among `allowed` (`kind` says
+    what they are) and whose values are flat."""
+    if not isinstance(mapping, dict):
+        raise ConfigError(where, mapping, f"a mapping of {kind}")
+    for key, value in mapping.items():
+        if key not in allowed:
+            raise ConfigError(f"{where}.{key}", value, f"{kind}: {', '.join(sorted(allowed))}")
+        _flat(f"{where}.{key}", value)
+    return mapping
+
+
+def _points(points) -> list[dict]:
+    if not isinstance(points, list) or not points:
+        raise ConfigError("points", points, POINTS_ALLOWED)
+    for index, point in enumerate(points):
+        if not isinstance(point, dict) or "method" not in point:
+            raise ConfigError(f"points[{index}]", point, POINTS_ALLOWED)
+        for key, value in point.items():
+            if key == "seed":
+                raise ConfigError(
+                    f"points[{index}].seed", value, "the sweep's seeds: seeds: [0, 1]"
+                )
+            _flat(f"points[{index}].{key}", value)
+    return points
+
+
+def _fixed_axes(axes, points: list[dict]) -> dict:
+    """The hyperparameters `--set` fixed: each one of the points' (as `--set` requires)."""
+    names = {name for point in points for name in hyperparameter_names(point)}
+    axes = _settings("fixed_axes", axes, names, "the points' hyperparameters")
+    return {key: coerce_setting(key, value) for key, value in axes.items()}
 
 
 def read_sweep_file(path: str, script: types.ModuleType) -> SweepSpec:

@@ -6,7 +6,6 @@ alone, so workers on other nodes need no shared file system when the URI is a se
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import logging
@@ -34,7 +33,12 @@ from xlt_schema import (
     TRIAL_ROLE,
 )
 from xlt_schema.lock_file import UnsafeLockFile, open_lock_file
-from xlt_schema.tracking_store import basic_auth, sqlite_problem, take_credentials
+from xlt_schema.tracking_store import (
+    basic_auth,
+    sqlite_problem,
+    sqlite_write_problem,
+    take_credentials,
+)
 
 # MLflow is imported where it is used: a sweep driver on a new store first imports it in the
 # thread that opens the store (`open_experiment`), while Ray starts (1.2-1.6 s of imports
@@ -149,17 +153,23 @@ def prepare_store(uri: str) -> None:
         raise ConfigError(
             "--tracking-uri", uri, f"a store without a planted lock file: {error}"
         ) from None
+    except OSError as error:  # a read-only folder or file system
+        raise ConfigError(
+            "--tracking-uri",
+            uri,
+            f"a SQLite file in a folder this user can write ({path.parent}: {error.strerror})",
+        ) from None
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # the other sweep waits, then finds the tables made
         try:
             MlflowClient(uri).search_experiments(max_results=1)
-            with contextlib.closing(sqlite3.connect(path)) as connection:
-                # A write that is rolled back: refused at once on a read-only file.
-                connection.execute("BEGIN IMMEDIATE")
-                connection.execute("CREATE TABLE xlt_write_check (x)")
-                connection.rollback()
-        except (MlflowException, sqlite3.OperationalError) as error:
+        except MlflowException as error:
             raise ConfigError("--tracking-uri", uri, f"a SQLite file this user can write ({error})")
+        problem = sqlite_write_problem(path)
+        if problem is not None:
+            raise ConfigError(
+                "--tracking-uri", uri, f"a SQLite file this user can write ({problem})"
+            )
 
 
 def _check_mlflow_database(path: Path, uri: str) -> None:

@@ -16,7 +16,6 @@ import logging
 import math
 import os
 import shutil
-import tempfile
 import traceback
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
@@ -28,10 +27,11 @@ from ray import tune
 from sweeps import tracking
 from sweeps.model_logging import save_mlflow_models
 from sweeps.run_context import inherited_source_tags, library_versions
-from sweeps.storage_checks import is_disk_full
+from sweeps.storage_checks import full_disk_error, log_disk_full_quietly
 from sweeps.trial_request import TrialRequest
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError, TrainingDiverged
+from xlt_core.temp_folders import owned_temporary_directory
 from xlt_schema import (
     ADAPTATION_TAG,
     CONFIG_KEY_TAG,
@@ -126,7 +126,7 @@ def checkpoint_copy(checkpoint: tune.Checkpoint) -> Iterator[str]:
     ends. Not a bare `Checkpoint.to_directory()`: that copies into a world-readable
     `checkpoint_tmp_*` folder in the system temp directory that nothing deletes (a model
     and its optimizer state: ~2 GB at mBERT size)."""
-    with tempfile.TemporaryDirectory(prefix="xlt-checkpoint-") as directory:
+    with owned_temporary_directory("xlt-checkpoint-") as directory:
         yield checkpoint.to_directory(directory)
 
 
@@ -137,6 +137,7 @@ def run_tracked_trial(
     to disk); apart from it, where to track and the server's `credentials` (MLflow's
     variables: sweeps/runner.py `SweepPhases._trainable`)."""
     configure_from_environment()  # the driver's -v/-q; Ray forwards the worker's stdout
+    log_disk_full_quietly()  # MLflow's traceback of a full SQLite store: one line
     request = TrialRequest.from_space(space)
     # The driver imports this module only to hand this function to Tune: the trial path
     # (torch, transformers) is imported here, by the worker, on its first trial.
@@ -212,7 +213,7 @@ def _run_attempt(
     )
     tracking.log_params(client, run_id, flat_params(config))
     dev_key = config.selection_metric()
-    with contextlib.closing(reporter), tempfile.TemporaryDirectory(prefix="xlt-results-") as out:
+    with contextlib.closing(reporter), owned_temporary_directory("xlt-results-") as out:
         restored = reporter.latest_checkpoint()
         if restored is not None and tracking.has_trial_results(restored):
             # Trained and evaluated: only logging is left.
@@ -260,9 +261,12 @@ def _train(client: MlflowClient, reporter, config: TrialConfig, results_dir: Pat
         )
         return False
     except Exception as error:
-        if is_disk_full(error):  # not the trial's fault: its run stays resumable
-            logger.warning(f"[{reporter.label}] stopped: the disk is full ({error})")
-            raise
+        full = full_disk_error(error, [Path.cwd(), results_dir, Path(config.cache_dir or ".")])
+        if full is not None:  # not the trial's fault: its run stays resumable
+            logger.warning(f"[{reporter.label}] stopped: the disk is full ({full})")
+            if full is error:
+                raise
+            raise full from error
         _record_failure(client, run_id, error)
         traceback.print_exc()
         raise

@@ -1,14 +1,22 @@
 """What the fake sweeps of the analysis tests share: trial runs tagged as the sweeps layer
-tags them (`sweeps.trainable.trial_tags`, which needs Ray to import)."""
+tags them (`sweeps.trainable.trial_tags`, which needs Ray to import), and a complete parent
+run in a fresh experiment."""
 
 from collections.abc import Iterable
+from pathlib import Path
+
+from mlflow import MlflowClient
+from mlflow.entities import Param
+from tracking_stores import tracking_store
 
 from xlt_schema import (
     ADAPTATION_TAG,
+    COMPLETE_TAG,
     CONFIG_KEY_TAG,
     CONFIG_LABEL_TAG,
     HYPERPARAMETERS_TAG,
     METHOD_TAG,
+    PARENT_ROLE,
     PARENT_RUN_TAG,
     ROLE_TAG,
     TRIAL_ROLE,
@@ -34,3 +42,19 @@ def trial_tags(
         CONFIG_KEY_TAG: config_key or label.replace(" ", "_"),
         CONFIG_LABEL_TAG: label,
     }
+
+
+def complete_parent(root: Path, experiment: str, params: dict[str, str]):
+    """(tracking URI, client, experiment id, parent run id) of a new experiment in the SQLite
+    store under ``root`` whose parent run is tagged complete, as the sweeps layer tags a sweep
+    that ran to its end (the champion rule), with ``params``."""
+    uri = tracking_store(root)
+    client = MlflowClient(tracking_uri=uri)
+    experiment_id = client.create_experiment(
+        experiment, artifact_location=(root / experiment).as_uri()
+    )
+    parent = client.create_run(
+        experiment_id, tags={ROLE_TAG: PARENT_ROLE, COMPLETE_TAG: "true"}
+    ).info.run_id
+    client.log_batch(parent, params=[Param(name, value) for name, value in params.items()])
+    return uri, client, experiment_id, parent

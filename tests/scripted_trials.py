@@ -34,3 +34,16 @@ def sequential_trial(config, reporter):
 
     scores = example_scores(config.method, config.alpha, config.seed)
     return scored_trial_result(config, lambda split, lang: scores)
+
+
+DIVERGING_TRIAL = "scripted_trials:diverging_trial"
+
+
+def diverging_trial(config, reporter):
+    """`sequential_trial`, except that the paper's EAR setting with seed 1 diverges, as a NaN
+    loss does in training: a failed trial, which a sweep's default output shows."""
+    from xlt_core.errors import TrainingDiverged
+
+    if config.method == "ear" and config.alpha == 1.0 and config.seed == 1:
+        raise TrainingDiverged("loss became nan at step 2 (scripted)")
+    return sequential_trial(config, reporter)

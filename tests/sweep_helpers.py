@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -276,3 +277,33 @@ def printed_resume_command(log: str) -> list[str]:
     marks = [i for i, line in enumerate(lines) if line.rstrip().endswith("continue with:")]
     assert marks, f"no resume command printed:\n{log[-3000:]}"
     return shlex.split(lines[marks[-1] + 1])
+
+
+def plugin_sweep(tmp_path: Path, cwd: Path, uri: str, plugin: str, source: str, **env):
+    """A runner of the smoke sweep's baseline and one EAR configuration x 2 seeds in `cwd`
+    (`--max-failures 0`), every process of it importing module `plugin` (XLT_PLUGINS) of
+    `source`, with `env` added to the environment; `run(*extra)` returns the finished process."""
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / f"{plugin}.py").write_text(source)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")])),
+        "XLT_PLUGINS": plugin,
+        "RAY_TMPDIR": tempfile.mkdtemp(prefix="xr", dir="/tmp"),
+        **env,
+    }
+    argv = [sys.executable, str(SCRIPT), "--preset", "smoke", "--tracking-uri", uri, *TINY]
+    argv += [*ONE_EAR, "--set", "seeds=0,1", "--max-failures", "0"]
+
+    def run(*extra):
+        return subprocess.run(
+            argv + list(extra),
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=scaled_timeout(600),
+        )
+
+    return run

@@ -10,7 +10,7 @@ from conftest import scaled_timeout
 
 TESTS = Path(__file__).resolve().parent
 # Helpers whose `timeout` argument is a base value they scale themselves.
-SCALING_HELPERS = {"run_command", "run_smoke_sweep", "run_suite", "run_script"}
+SCALING_HELPERS = {"run_command", "run_smoke_sweep", "run_quick", "run_script"}
 # The keywords that set a wall-clock limit.
 TIMEOUT_KEYWORDS = ("timeout", "timeout_s")
 

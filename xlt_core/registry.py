@@ -171,14 +171,25 @@ def _load() -> None:
 
 
 def _import_plugin(module: str) -> None:
+    """Import one plugin module; ConfigError naming it when it is missing or raises."""
     try:
         importlib.import_module(module)
-    except ModuleNotFoundError as error:
+    except Exception as error:  # a plugin's bug is a bad setting of XLT_PLUGINS, named here
+        if isinstance(error, ModuleNotFoundError):
+            reason = f"{error}; is its folder on PYTHONPATH?"
+        else:
+            reason = f"importing {module} raised {type(error).__name__}: {error}"
         raise ConfigError(
             PLUGINS_VARIABLE,
             os.environ[PLUGINS_VARIABLE],
-            f"comma-separated importable module names ({error}; is its folder on PYTHONPATH?)",
+            f"comma-separated importable module names ({reason})",
         ) from None
+
+
+def check_plugins() -> None:
+    """Import the declarations and the plugins now: ConfigError naming a plugin module that
+    is missing or raises (`sweeps/__init__.py` turns it into one line and exit 2)."""
+    _load()
 
 
 def register_objective(declaration: ObjectiveDeclaration) -> ObjectiveDeclaration:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Mapping, Protocol
+
+from xlt_core.temp_folders import owned_temporary_directory
 
 logger = logging.getLogger(__name__)
 
@@ -32,12 +33,13 @@ class ListReporter:
 
     Each new checkpoint replaces the one before (at mBERT size ~2 GB each). `close()`, or
     leaving a `with` block, deletes the last one too; failing that, garbage collection or
-    the interpreter's exit does (`tempfile.TemporaryDirectory`'s finaliser)."""
+    the interpreter's exit does (`tempfile.TemporaryDirectory`'s finaliser), and after a
+    kill the next reporter or checkpoint made (`xlt_core/temp_folders.py`)."""
 
     def __init__(self, verbose: bool = False):
         self.reports: list[tuple[int, dict[str, float]]] = []
         self.verbose = verbose
-        self._checkpoints = tempfile.TemporaryDirectory(prefix="xlt-checkpoints-")
+        self._checkpoints = owned_temporary_directory("xlt-checkpoints-")
         self._latest: str | None = None
 
     def report(self, step, metrics, checkpoint_dir=None):

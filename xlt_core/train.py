@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import math
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from xlt_core.errors import TrainingDiverged
 from xlt_core.objectives.base import Objective, TrainingSet
 from xlt_core.precision import autocast
 from xlt_core.reporting import Reporter
+from xlt_core.temp_folders import owned_temporary_directory
 from xlt_schema import DEV_CURVE
 
 CHECKPOINT_FILE = "trainer_state.pt"
@@ -182,7 +182,7 @@ def _accumulate(running: dict[str, float], parts: dict[str, torch.Tensor]) -> No
 
 
 def _report_with_checkpoint(reporter, state: _State, metrics, model, optimizer, scheduler) -> None:
-    with tempfile.TemporaryDirectory(prefix="xlt-ckpt-") as directory:
+    with owned_temporary_directory("xlt-ckpt-") as directory:
         torch.save(
             {
                 "model": model.state_dict(),

@@ -3,8 +3,9 @@
 Each module logs to `logging.getLogger(__name__)`; a command calls `configure(verbosity)`
 once, after reading its flags (`add_verbosity_flags`). Levels: `-q` WARNING (warnings and
 errors only; a command's result, such as a report's verdict and paths, is printed apart),
-default INFO (progress and notes), `-v` DEBUG. A Ray trial worker calls
-`configure_from_environment()`: the driver passes its level in LEVEL_VARIABLE.
+default INFO (progress and notes), `-v` DEBUG. The libraries' own notes (LIBRARY_LEVELS) only
+`-v` shows: by default and with `-q` they print their warnings and errors. A Ray trial worker
+calls `configure_from_environment()`: the driver passes its level in LEVEL_VARIABLE.
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ import sys
 
 # The packages whose loggers `configure` sets up (module loggers are their children).
 PROJECT_LOGGERS = ("xlt_core", "sweeps", "analysis", "xlt_schema", "benchmarks")
-# Libraries whose own INFO lines (e.g. MLflow's "Creating initial MLflow database tables")
-# `-q` silences too.
-QUIET_LIBRARIES = ("mlflow",)
+# Libraries whose own INFO lines (MLflow's "Creating initial MLflow database tables...",
+# Ray's "Started a local Ray instance") only `-v` shows, each with the environment variable it
+# reads its level from when imported: a command imports them after `configure`, and MLflow's
+# and Ray's imports set their loggers' levels. A level the user set there is kept.
+LIBRARY_LEVELS = {"mlflow": "MLFLOW_LOGGING_LEVEL", "ray": "RAY_LOGGER_LEVEL"}
 # The level a sweep's trials log at (a level name such as WARNING), set by the driver.
 LEVEL_VARIABLE = "XLT_LOG_LEVEL"
 QUIET, DEFAULT, VERBOSE = -1, 0, 1
-_LIBRARY_LEVELS: dict[str, int] = {}
+# Each library's logger level and level variable as they were before `configure` changed them.
+_LIBRARY_LEVELS: dict[str, tuple[int, str | None]] = {}
 
 
 class CurrentStdoutHandler(logging.StreamHandler):
@@ -61,11 +65,28 @@ def configure(verbosity: int) -> int:
         _set_level(logger, level)
         # Bare lines once: not again through a handler that a library put on the root.
         logger.propagate = False
-    for name in QUIET_LIBRARIES:
-        library = logging.getLogger(name)
-        own = _LIBRARY_LEVELS.setdefault(name, library.level)  # as the library set it
-        _set_level(library, logging.WARNING if verbosity < 0 else own)
+    for name, variable in LIBRARY_LEVELS.items():
+        _set_library_level(name, variable, quiet=verbosity <= DEFAULT)
     return level
+
+
+def _set_library_level(name: str, variable: str, quiet: bool) -> None:
+    """The library's logger at WARNING (and its level variable, for an import to come) when
+    `quiet`, else as the library and the user had them."""
+    library = logging.getLogger(name)
+    own, value = _LIBRARY_LEVELS.setdefault(name, (library.level, os.environ.get(variable)))
+    if quiet and value is None:
+        _set_level(library, logging.WARNING)
+        if name not in sys.modules:  # (only then: the variable passes to child processes)
+            os.environ[variable] = "warning"  # read as WARNING by both
+        return
+    chosen = logging.getLevelName(value.upper()) if value else None
+    # Not NOTSET: the root logger's WARNING would then apply.
+    _set_level(library, chosen if isinstance(chosen, int) else own or logging.INFO)
+    if value is None:
+        os.environ.pop(variable, None)
+    else:
+        os.environ[variable] = value
 
 
 def _set_level(logger: logging.Logger, level: int) -> None:
@@ -96,8 +117,10 @@ def _verbosity_of(level: int) -> int:
     return DEFAULT if level >= logging.INFO else VERBOSE
 
 
-def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
-    """`-v/--verbose` and `-q/--quiet` (exclusive), read as `args.verbosity` (-1, 0, 1)."""
+def add_verbosity_flags(parser: argparse.ArgumentParser, default=DEFAULT) -> None:
+    """`-v/--verbose` and `-q/--quiet` (exclusive), read as `args.verbosity` (-1, 0, 1).
+    A subcommand's flags take `default=argparse.SUPPRESS`: unless given after the subcommand,
+    the value of the flags before it (its command's) stands."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "-v",
@@ -105,7 +128,7 @@ def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
         dest="verbosity",
         action="store_const",
         const=VERBOSE,
-        default=DEFAULT,
+        default=default,
         help="also print debugging details",
     )
     group.add_argument(
@@ -114,6 +137,7 @@ def add_verbosity_flags(parser: argparse.ArgumentParser) -> None:
         dest="verbosity",
         action="store_const",
         const=QUIET,
+        default=default,
         help="print only the result, warnings and errors (no progress or notes)",
     )
 

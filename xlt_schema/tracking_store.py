@@ -94,3 +94,19 @@ def sqlite_problem(path: str | Path) -> str | None:
             return f"is not a SQLite database ({error})"
         return f"is damaged ({error})"  # "database disk image is malformed"
     return None
+
+
+def sqlite_write_problem(path: str | Path) -> str | None:
+    """Why this user cannot write the existing SQLite file `path` (a read-only file, folder or
+    file system), in SQLite's words, or None: a write that is rolled back is refused at once.
+    A store another writer holds locked can be written once it lets go: None."""
+    try:
+        with contextlib.closing(sqlite3.connect(path, timeout=30)) as connection:
+            connection.execute("BEGIN IMMEDIATE")
+            connection.execute("CREATE TABLE xlt_write_check (x)")
+            connection.rollback()
+    except sqlite3.OperationalError as error:
+        if "locked" in str(error) or "busy" in str(error):
+            return None
+        return str(error)
+    return None

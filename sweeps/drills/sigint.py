@@ -8,6 +8,9 @@ came after its report).
 
     python -m sweeps.drills.sigint --runs 20 [--seed N] [--max-delay S] [--set KEY=VALUE]
 
+`--signal TERM` drills SIGTERM to the whole process group instead (issue 41, item 2: what
+`timeout -s TERM`, systemd and Slurm send): exit 143, the rest as above.
+
 The seed is printed, and each run's moment. A moment counts from when the driver catches
 SIGINT (its handler installed: `SigCgt` in /proc/PID/status). Before that, the interpreter's
 start, the imports and reading the command line (a second or two), a launcher's ignored
@@ -47,6 +50,8 @@ class DrillRun:
     what the checks found wrong (`problems`; empty: the run passed)."""
 
     delay_s: float
+    signum: int = signal.SIGINT
+    after_parent: bool = False  # the moment counted from when the parent run exists
     exit_code: int | None = None
     resume_code: int | None = None
     continued_with: str = "--resume"  # or the same command, when nothing was tracked yet
@@ -59,7 +64,9 @@ class DrillRun:
         )
         verdict = "ok" if not self.problems else "FAILED: " + "; ".join(self.problems)
         before = " (the sweep had finished before the signal)" if self.finished_before else ""
-        return f"SIGINT at {self.delay_s:.1f} s: exit {self.exit_code}{resumed}{before}: {verdict}"
+        name = signal.Signals(self.signum).name
+        moment = f"{self.delay_s:.1f} s" + (" after the parent run" if self.after_parent else "")
+        return f"{name} at {moment}: exit {self.exit_code}{resumed}{before}: {verdict}"
 
 
 def start_ignoring_sigint(argv: list[str], workdir: Path) -> subprocess.Popen:
@@ -98,11 +105,20 @@ def sweep_argv(workdir: Path, settings: list[str], resume: bool = False) -> list
     return [*command, "--tracking-uri", uri, *sets, *(["--resume"] if resume else [])]
 
 
-def drill_once(workdir: Path, delay_s: float, settings: list[str], timeout_s: float) -> DrillRun:
-    """One run: a sweep in `workdir` (made), SIGINT `delay_s` after it catches SIGINT, then
-    `--resume` if it stopped with 130, then the store's checks."""
+def drill_once(
+    workdir: Path,
+    delay_s: float,
+    settings: list[str],
+    timeout_s: float,
+    signum: int = signal.SIGINT,
+    after_parent: bool = False,
+) -> DrillRun:
+    """One run: a sweep in `workdir` (made), `signum` to its process group `delay_s` after
+    it catches SIGINT (`after_parent`: after its parent run exists, a moment within its
+    phases on a machine of any speed), then `--resume` if it stopped with 128 + `signum`,
+    then the store's checks."""
     workdir.mkdir(parents=True, exist_ok=True)
-    run = DrillRun(delay_s)
+    run = DrillRun(delay_s, signum, after_parent)
     driver = start_ignoring_sigint(sweep_argv(workdir, settings), workdir)
     try:
         _interrupt_at(driver, delay_s, workdir, run)
@@ -110,7 +126,7 @@ def drill_once(workdir: Path, delay_s: float, settings: list[str], timeout_s: fl
     finally:
         _stop(driver)
     log = (workdir / "driver.log").read_text(errors="replace")
-    if run.exit_code == 130:
+    if run.exit_code == 128 + signum:
         # As the driver says: `--resume`, or the same command when nothing was tracked yet.
         resume = NOTHING_TRACKED not in log
         run.continued_with = "--resume" if resume else "the same command"
@@ -122,22 +138,26 @@ def drill_once(workdir: Path, delay_s: float, settings: list[str], timeout_s: fl
         if run.resume_code != 0:
             run.problems.append(f"{run.continued_with} exited {run.resume_code}")
     elif run.exit_code != 0 or not (run.finished_before or AFTER_THE_END in log):
-        run.problems.append(f"exit {run.exit_code}, though SIGINT came before the sweep's end")
+        name = signal.Signals(signum).name
+        run.problems.append(f"exit {run.exit_code}, though {name} came before the sweep's end")
     run.problems += store_problems(workdir / "mlflow.db", expected_trials(settings))
     return run
 
 
 def _interrupt_at(driver: subprocess.Popen, delay_s: float, workdir: Path, run: DrillRun):
-    """Wait until the driver catches SIGINT, then `delay_s`, then send SIGINT to its process
-    group (unless it ended first); notes whether its report was written before."""
+    """Wait until the driver catches SIGINT (its handlers installed), then `delay_s`, then
+    send `run.signum` to its process group (unless it ended first); notes whether its
+    report was written before."""
     while driver.poll() is None and not catches_sigint(driver.pid):
         time.sleep(0.01)
+    while run.after_parent and driver.poll() is None and not _has_parent(workdir / "mlflow.db"):
+        time.sleep(0.1)
     deadline = time.monotonic() + delay_s
     while driver.poll() is None and time.monotonic() < deadline:
         time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
     run.finished_before = _reported(workdir / "mlflow.db")
     if driver.poll() is None:
-        os.killpg(driver.pid, signal.SIGINT)
+        os.killpg(driver.pid, run.signum)
     else:
         run.finished_before = True
 
@@ -160,6 +180,16 @@ def _stop(process: subprocess.Popen) -> None:
 
 def _reported(database: Path) -> bool:
     """Whether the sweep's parent run already has its report (read-only, no MLflow)."""
+    return _tagged(database, REPORTED_TAG, "true")
+
+
+def _has_parent(database: Path) -> bool:
+    """Whether the sweep's parent run exists (read-only, no MLflow)."""
+    return _tagged(database, ROLE_TAG, PARENT_ROLE)
+
+
+def _tagged(database: Path, key: str, value: str) -> bool:
+    """Whether a run in the SQLite store `database` has tag `key` = `value`."""
     import sqlite3
 
     if not database.is_file():
@@ -167,7 +197,7 @@ def _reported(database: Path) -> bool:
     try:
         with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30) as connection:
             rows = connection.execute(
-                "select count(*) from tags where key = ? and value = 'true'", (REPORTED_TAG,)
+                "select count(*) from tags where key = ? and value = ?", (key, value)
             ).fetchone()
     except sqlite3.Error:
         return False
@@ -248,6 +278,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="a smoke setting"
     )
+    parser.add_argument(
+        "--signal",
+        choices=["INT", "TERM"],
+        default="INT",
+        help="the signal sent to the process group (default INT)",
+    )
     return parser
 
 
@@ -258,14 +294,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs must be >= 1 and --max-delay > 0")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="sigint-drill-"))
-    print(f"SIGINT drill: {args.runs} runs, seed {seed}, in {workdir}", flush=True)
+    signum = signal.Signals[f"SIG{args.signal}"]
+    print(f"SIG{args.signal} drill: {args.runs} runs, seed {seed}, in {workdir}", flush=True)
     max_delay = args.max_delay or _measure(workdir / "uninterrupted", args.set, args.timeout)
     print(f"moments drawn between 0 and {max_delay:.1f} s", flush=True)
     rng = random.Random(seed)
     failed = 0
     for index in range(1, args.runs + 1):
         delay = rng.uniform(0.0, max_delay)
-        run = drill_once(workdir / f"run-{index:02d}", delay, args.set, args.timeout)
+        run = drill_once(workdir / f"run-{index:02d}", delay, args.set, args.timeout, signum)
         failed += bool(run.problems)
         print(f"run {index}/{args.runs}: {run.describe()}", flush=True)
     print(f"{args.runs - failed} of {args.runs} runs passed (seed {seed})", flush=True)

@@ -90,9 +90,18 @@ def test_a_blown_up_loss_is_said_first_and_holds_back_the_champion(store, tmp_pa
 
 def test_verdict_and_summary_reach_the_report_and_the_parent_run(store, tmp_path):
     uri, client, parent, _ = _make_sweep(store, "verdict", "ttest", False, BEST, FEW_KEYS)
-    report = report_sweep(uri, "verdict", out_dir=str(tmp_path), register=False)
+    # The seed-averaged ttest by name: these fake sweeps have 2 seeds, on which the
+    # seed-aware default rests its seed variance on one degree of freedom.
+    report = report_sweep(
+        uri, "verdict", out_dir=str(tmp_path), register=False, significance_test="ttest"
+    )
     # The best configuration is ~18 points above the baseline on every language.
     assert report.verdict.outcome == "gain"
+    assert (
+        f"On held-out test (mean over its 2 languages), the selected configuration {BEST} "
+        "beats the baseline" in report.markdown
+    )
+    assert "The ttest test averages every example over the seeds" in report.markdown
     assert f"{BEST} beats the baseline on dev/en/accuracy" in report.markdown
     assert "significant gains: en (+" in report.markdown and "es (+" in report.markdown
     assert "significant losses: none" in report.markdown
@@ -103,7 +112,9 @@ def test_verdict_and_summary_reach_the_report_and_the_parent_run(store, tmp_path
     assert run.metrics["vs_baseline/test/es/accuracy"] > 0.1
     assert run.metrics["selected/dev/en/accuracy"] > run.metrics["baseline/dev/en/accuracy"]
     summary = format_summary(report)
-    assert summary.startswith(f"Verdict: The selected configuration {BEST} beats the baseline")
+    assert summary.startswith(
+        f"Verdict: On held-out test (mean over its 2 languages), the selected configuration {BEST}"
+    )
     experiment = client.get_experiment_by_name("verdict")
     assert f"#/experiments/{experiment.experiment_id}/runs?workflowType=machine_learning" in summary
     # The address's shared view is the experiment's tag, with the summary's columns.
@@ -125,7 +136,8 @@ def test_experiments_are_tagged_as_model_training(tmp_path):
 def test_compare_puts_each_sweeps_baseline_and_methods_side_by_side(store, tmp_path):
     uri, _, _, _ = _make_sweep(store, "side_a", "ttest", False, None, FEW_KEYS)
     _make_sweep(store, "side_b", "ttest", False, None, FEW_KEYS)
-    comparison = compare_sweeps(uri, ["side_a", "side_b"], str(tmp_path))
+    # By name, as for the verdict above: these fake sweeps have 2 seeds.
+    comparison = compare_sweeps(uri, ["side_a", "side_b"], str(tmp_path), test="ttest")
     (table,) = comparison.tables
     assert table.title == "xnli test accuracy (%)" and table.columns == ["en", "es", "avg"]
     labels = [label for label, _ in table.rows]

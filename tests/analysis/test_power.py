@@ -15,7 +15,7 @@ from test_report import EXPERIMENT, GOOD_LABEL, sweep  # noqa: F401
 
 from analysis.power import (
     VarianceComponents,
-    f1_contributions,
+    crossed_power,
     minimum_detectable_difference,
     permutation_power,
     seeds_needed,
@@ -23,7 +23,13 @@ from analysis.power import (
     variance_components,
 )
 from analysis.seed_simulation import XnliLike
-from analysis.stats import entity_f1, permutation_test_batch, ttest_batch
+from analysis.stats import (
+    crossed_test_batch,
+    entity_f1,
+    f1_contributions,
+    permutation_test_batch,
+    ttest_batch,
+)
 
 EXAMPLES = 1000
 SEEDS = 5
@@ -49,7 +55,7 @@ def _rejection_rate(difference: float, repeats: int, seed: int) -> float:
 
 
 def test_the_test_rejects_80_percent_at_the_minimum_detectable_difference(pilot):
-    difference = minimum_detectable_difference(pilot, SEEDS)
+    difference = minimum_detectable_difference(pilot, SEEDS, test="ttest")
     assert 0.005 < difference < 0.05  # about 1.5 points on 1,000 examples and 5 seeds
     assert _rejection_rate(difference, 2000, seed=1) == pytest.approx(0.80, abs=0.04)
 
@@ -70,15 +76,15 @@ def test_without_seed_variance_it_is_the_textbook_paired_t_test_power():
     assert ttest_power(0.03, components, 3) == pytest.approx(expected, rel=1e-9)
     assert ttest_power(0.0, components, 3) == pytest.approx(0.05, abs=1e-9)
     # Normal approximation of the minimum detectable difference: (z_.975 + z_.8) sd / sqrt(n).
-    mdd = minimum_detectable_difference(components, 3)
+    mdd = minimum_detectable_difference(components, 3, test="ttest")
     assert mdd == pytest.approx((1.96 + 0.8416) * 0.2 / np.sqrt(200), rel=0.01)
 
 
 def test_seeds_needed_is_the_first_count_that_reaches_the_power(pilot):
-    seeds = seeds_needed(0.015, pilot)
+    seeds = seeds_needed(0.015, pilot, test="ttest")
     assert seeds is not None and seeds > 1
     assert ttest_power(0.015, pilot, seeds) >= 0.8 > ttest_power(0.015, pilot, seeds - 1)
-    assert seeds_needed(1e-5, pilot, max_seeds=20) is None
+    assert seeds_needed(1e-5, pilot, max_seeds=20, test="ttest") is None
 
 
 def test_variance_components_recover_planted_ones():
@@ -106,7 +112,23 @@ def test_one_seed_is_refused_with_what_is_needed():
 def test_a_seed_variance_that_swamps_the_test_has_no_minimum_detectable_difference(pilot):
     swamped = dataclasses.replace(pilot, seed=1.0)
     assert ttest_power(0.0, swamped, SEEDS) > 0.8
-    assert np.isnan(minimum_detectable_difference(swamped, SEEDS))
+    assert np.isnan(minimum_detectable_difference(swamped, SEEDS, test="ttest"))
+
+
+def test_the_seed_aware_test_rejects_80_percent_at_its_minimum_detectable_difference(pilot):
+    """The default test's power model (crossed_power) against the test itself on the same
+    simulation: 5% at no difference, 80% +- 4% at its MDD (2,000 repeats each)."""
+    assert crossed_power(0.0, pilot, SEEDS) == pytest.approx(0.05, abs=0.002)
+    difference = minimum_detectable_difference(pilot, SEEDS)  # the default: crossed
+    # The seed term it sees makes the MDD larger than the seed-averaged t-test's.
+    assert difference > minimum_detectable_difference(pilot, SEEDS, test="ttest")
+    model, rng = XnliLike(), np.random.default_rng(21)
+    gain = model.gain_for(difference)
+    rejected = 0
+    for _ in range(4):
+        system, baseline = model.runs(rng, 500, SEEDS, EXAMPLES, gain)
+        rejected += np.count_nonzero(crossed_test_batch(system, baseline).p_value < 0.05)
+    assert rejected / 2000 == pytest.approx(0.80, abs=0.04)
 
 
 def test_the_report_states_the_power_and_the_seeds_for_a_target(sweep, tmp_path, capsys):  # noqa: F811
@@ -141,9 +163,14 @@ def test_the_report_states_the_power_and_the_seeds_for_a_target(sweep, tmp_path,
     assert (GOOD_LABEL, "dev/en") in rows and (GOOD_LABEL, "test/es") in rows
     system = np.stack([sweep.scores[(GOOD_LABEL, seed, "test", "es")] for seed in (0, 1)])
     baseline = np.stack([sweep.scores[("finetune", seed, "test", "es")] for seed in (0, 1)])
-    expected = minimum_detectable_difference(variance_components(system, baseline), 2)
+    # The default test's MDD, at the seed variance's 90% upper bound (with 2 seeds, 1 df).
+    components = variance_components(system, baseline)
+    expected = minimum_detectable_difference(components.conservative(), 2)
+    assert components.seed_upper >= components.seed
     cells = [cell.strip() for cell in rows[GOOD_LABEL, "test/es"].strip("|").split("|")]
     assert cells[2] == "2"
+    seed_std = f"{100 * np.sqrt(components.seed):.2f}"
+    assert cells[4] == f"{seed_std} (≤ {100 * np.sqrt(components.seed_upper):.2f})"
     assert cells[5] == f"{100 * expected:.2f}"
 
 
@@ -319,7 +346,14 @@ def test_the_report_gives_the_power_of_the_ner_permutation_test(store, tmp_path)
     from analysis.report import report_sweep
 
     uri, _, _, stored = _make_sweep(store, "power_ner", "permutation", True, None, FEW_KEYS)
-    report = report_sweep(uri, "power_ner", out_dir=str(tmp_path / "out"), register=False)
+    # The paper's test, by name (the default is the seed-aware crossed test).
+    report = report_sweep(
+        uri,
+        "power_ner",
+        out_dir=str(tmp_path / "out"),
+        register=False,
+        significance_test="permutation",
+    )
     section = report.markdown.split("## Power and the minimum detectable difference")[1]
     section = section.split("\n## ")[0]
     assert "Not computed" not in section and "permutation on units pooled over seeds" in section
@@ -336,6 +370,8 @@ def test_the_report_gives_the_power_of_the_ner_permutation_test(store, tmp_path)
         )
 
     components = variance_components(contributions(BEST), contributions("finetune"))
+    # The figures assume the seed variance at its upper bound.
+    components = components.conservative()
     expected = minimum_detectable_difference(components, len(SWEEP_SEEDS), test="permutation")
     cells = [cell.strip() for cell in rows[BEST, "test/es"].strip("|").split("|")]
     assert cells[2] == str(len(SWEEP_SEEDS))

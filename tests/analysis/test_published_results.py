@@ -202,6 +202,12 @@ def test_a_sweep_matches_by_task_model_split_and_metric(published):
         ("huang2021", "Table 2"),
         ("huang2021", "Table 7"),
     }
+    # each cell says how a run differs from the row's budget: this one logged no epochs
+    assert set(zip(xnli["paper"], xnli["budget"])) == {
+        ("efimov2023", "epochs not logged (the paper's 2)"),
+        ("ding2022", "epochs not logged (the paper's 5)"),
+        ("huang2021", "epochs not logged (the paper's 5)"),
+    }
     assert _cells(published, "xnli", "tiny", "test", "accuracy", "finetune").empty
     assert _cells(published, "xnli", MBERT, "dev", "accuracy", "finetune").empty
     xlmr = _cells(published, "pawsx", XLMR, "test", "accuracy", "finetune")
@@ -227,9 +233,13 @@ def test_grid_cells_and_two_language_keys_map_to_our_metric_keys(published):
         "alpha=1 beta=0.5 layer=6"
     }
     assert "Table A.3" not in set(point["table"])
-    pairs = _cells(published, "xnli", MBERT, "test", "accuracy", "rs_da", params={"m": 3})
+    released = {"m": 3, "rs_da_variant": "released"}
+    pairs = _cells(published, "xnli", MBERT, "test", "accuracy", "rs_da", params=released)
     pairs = pairs[pairs["table"] == "Table 9"]
     assert len(pairs) == 256 and set(pairs["our_lang"]) == set(pairs["lang"])
+    # the released RS-DA trains on the copies only; keeping the originals is another method
+    kept = {"m": 3, "rs_da_variant": "keep_originals"}
+    assert _cells(published, "xnli", MBERT, "test", "accuracy", "rs_da", params=kept).empty
     qa = _cells(published, "qa", MBERT, "xquad", "f1", "finetune", "adjusted_continual")
     directions = qa.set_index(["setting", "lang"])["our_lang"]
     assert directions[("question=target paragraph=en", "ru")] == "ru-en"

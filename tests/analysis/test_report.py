@@ -30,7 +30,14 @@ from analysis.collect import (
 from analysis.render import format_params
 from analysis.report import report_sweep
 from analysis.seed_summary import metric_label
-from analysis.select import baseline_config_key, compare_to_baseline, complexity, select_best
+from analysis.select import (
+    baseline_config_key,
+    compare_average,
+    compare_to_baseline,
+    complexity,
+    select_best,
+)
+from analysis.stats import crossed_test
 from xlt_schema import (
     DEPARTURES_ARTIFACT,
     PAPER_TAG,
@@ -313,6 +320,7 @@ def test_report_sweep_writes_logs_and_tests(sweep, tmp_path):
         "report/gains_test.png",
         "report/hyperparameter_response.png",
         "report/hyperparameter_response_test.png",
+        "report/hyperparameter_response_per_language.png",
     }
     # The runs table's row of the sweep: each configuration's mean and std over seeds.
     parent_metrics = sweep.client.get_run(sweep.parent_run_id).data.metrics
@@ -337,13 +345,14 @@ def test_report_sweep_writes_logs_and_tests(sweep, tmp_path):
     comparison = {row["lang"]: row for row in selected["test_comparison"]}
     assert list(comparison) == ["en", "de", "es"]
     for lang, row in comparison.items():
-        system = np.mean([sweep.scores[(GOOD_LABEL, seed, "test", lang)] for seed in SEEDS], axis=0)
-        baseline = np.mean(
-            [sweep.scores[("finetune", seed, "test", lang)] for seed in SEEDS], axis=0
-        )
-        expected = stats.ttest_rel(system, baseline)
-        assert row["p_value"] == pytest.approx(expected.pvalue, rel=1e-12)
-        assert row["p_value"] < 0.05
+        # The report's default, the seed-aware test, on the runs paired by seed (its own
+        # checks against scipy and by hand: tests/analysis/test_crossed_test.py).
+        system = np.stack([sweep.scores[(GOOD_LABEL, seed, "test", lang)] for seed in SEEDS])
+        baseline = np.stack([sweep.scores[("finetune", seed, "test", lang)] for seed in SEEDS])
+        expected = crossed_test(system, baseline)
+        assert row["test"] == "crossed"
+        assert row["p_value"] == pytest.approx(expected.p_value, rel=1e-12)
+        assert 0 < row["p_value"] < 1
         assert row["mean_difference"] == pytest.approx(system.mean() - baseline.mean())
         assert f"| {lang} |" in report.markdown
 
@@ -391,6 +400,7 @@ def test_cli_reports_selected_configuration(sweep, tmp_path):
         [
             "-m",
             "analysis",
+            "-v",  # before the command as well as after it
             "report",
             "--experiment",
             EXPERIMENT,
@@ -405,7 +415,7 @@ def test_cli_reports_selected_configuration(sweep, tmp_path):
     )
     assert f"Selected configuration: {GOOD_LABEL}" in completed.stdout
     assert str(out_dir / "report.md") in completed.stdout
-    assert "report/selected_config.json" in completed.stdout
+    assert "report/selected_config.json" in completed.stdout  # -v's "Logged to parent run"
     assert (out_dir / "selected_config.json").is_file()
 
 
@@ -471,3 +481,44 @@ def test_parameters_line_leaves_out_settings_that_do_not_apply():
         == "alpha=0.1, beta=1.0"
     )
     assert format_params({"epsilon": None}) == "(none)"
+
+
+def test_report_shows_the_effect_sizes_of_the_selection(sweep, tmp_path):
+    # Issue 40: the seed-aware interval, P(new seed beats baseline) and epsilon_min.
+    report = report_sweep(sweep.tracking_uri, EXPERIMENT, out_dir=str(tmp_path / "out"))
+    section = report.markdown.split("## Effect sizes: selected configuration vs baseline (test)")
+    rows = [line for line in section[1].split("\n## ")[0].splitlines() if line.startswith("|")]
+    selected = json.loads(Path(report.json_path).read_text(encoding="utf-8"))
+    comparison = {row["lang"]: row for row in selected["test_comparison"]}
+    effect_sizes = {row["lang"]: row for row in selected["effect_sizes"]}
+    assert list(effect_sizes) == ["en", "de", "es", "avg"]
+    trials = collect_trials(sweep.client, sweep.parent_run_id)
+    keys = [baseline_config_key(trials), _config_key(GOOD_LABEL)]
+    # The average's difference and interval are the held-out verdict's test of the mean.
+    comparison["avg"] = compare_average(sweep.client, trials, keys[1], keys[0])
+    for lang, row in effect_sizes.items():
+        tested = comparison[lang]
+        assert (row["mean_difference"], row["ci_low"], row["ci_high"]) == (
+            tested["mean_difference"],
+            tested["ci_low"],
+            tested["ci_high"],
+        )
+        # Two seeds each, and both selected seeds above both baseline seeds on every
+        # language (CONFIGS): all four pairs won, and every bootstrap resample dominated.
+        languages = ["en", "de", "es"] if lang == "avg" else [lang]
+        system, baseline = (
+            [
+                np.mean([sweep.scores[(label, seed, "test", one)] for one in languages])
+                for seed in SEEDS
+            ]
+            for label in (GOOD_LABEL, "finetune")
+        )
+        pairs = stats.mannwhitneyu(system, baseline).statistic / 4
+        assert row["p_improvement"] == pairs == 1.0
+        assert row["epsilon_min"] == 0.0
+        assert row["p_improvement_low"] is None  # two seeds: no interval (JSON null)
+        difference = f"{100 * tested['mean_difference']:+.1f}"
+        interval = f"[{100 * tested['ci_low']:+.1f}, {100 * tested['ci_high']:+.1f}]"
+        assert f"| {lang} | {difference} | {interval} | 1.00 | – | 0.00 | 2 / 2 |" in rows
+    latex = Path(report.json_path).with_name("report.tex").read_text(encoding="utf-8")
+    assert "P(new seed beats baseline) & 95\\% CI & eps\\_min" in latex

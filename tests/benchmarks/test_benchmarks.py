@@ -1,19 +1,24 @@
 """The benchmark suite (`make bench`, `python -m benchmarks`) runs and prints a line per
 figure. Nothing here asserts on a timing: the figures depend on the machine and its load."""
 
-import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
 
 import pytest
-from conftest import scaled_timeout, what_went_wrong
+from quick_runs import run_quick
 
 REPO = Path(__file__).resolve().parents[2]
 # `benchmarks` is a folder of the repository, not an installed package.
 sys.path.insert(0, str(REPO))
 
-from benchmarks.__main__ import CASES, append_markdown, parse_cases, result_row  # noqa: E402
+from benchmarks.__main__ import (  # noqa: E402
+    CASES,
+    OPTIONAL_CASES,
+    append_markdown,
+    parse_cases,
+    result_row,
+)
 from benchmarks.common import Result, measured, skipped, verdict  # noqa: E402
 from benchmarks.sweep import idle_gaps  # noqa: E402
 from benchmarks.workload import rows_near_width  # noqa: E402
@@ -35,22 +40,10 @@ EXPECTED = {
         "sweep first trial start",
         "sweep idle gap",
     ],
+    "sweep-minute": ["minute-trial sweep wall (smoke", "minute-trial sweep wall / ideal"],
     "statistics": ["paired t-test (", "bootstrapped t-test (", "bootstrap CI (", "permutation"],
     "memory": [f"peak RSS growth, step {m} (quick" for m in ("finetune", "ear", "rs_da")],
 }
-
-
-def run_suite(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
-    completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=scaled_timeout(timeout),
-    )
-    assert completed.returncode == 0, what_went_wrong(completed)
-    assert "ERROR" not in completed.stdout
-    return completed
 
 
 def test_verdicts_and_rows():
@@ -84,8 +77,11 @@ def test_rows_near_width_takes_the_rows_just_up_to_the_width():
 
 
 def test_cases_are_chosen_by_name():
-    assert parse_cases(None) == list(CASES)
+    assert parse_cases(None) == [case for case in CASES if case not in OPTIONAL_CASES]
+    assert "driver-10k" in CASES and "driver-10k" not in parse_cases(None)
+    assert "gpu" in parse_cases(None)  # skipped in a moment without CUDA
     assert parse_cases(["memory,steps", "sweep"]) == ["steps", "sweep", "memory"]
+    assert parse_cases(["driver-10k"]) == ["driver-10k"]
     with pytest.raises(SystemExit):
         parse_cases(["nope"])
 
@@ -108,21 +104,21 @@ def test_markdown_appends_a_dated_table(tmp_path):
 
 @pytest.mark.slow
 def test_quick_statistics_case_prints_its_lines():
-    out = run_suite("--only", "statistics", timeout=300).stdout
+    out = run_quick("--only", "statistics", timeout=300).stdout
     for expected in EXPECTED["statistics"]:
         assert expected in out
 
 
 # The cases whose quick run has a test of its own (tests/benchmarks/test_<case>*.py and the
 # statistics test above): the suite's test leaves them out rather than run each twice.
-TESTED_ALONE = ("statistics", "scale", "driver", "mfu", "contention")
+TESTED_ALONE = ("statistics", "scale", "driver", "driver-10k", "mfu", "gpu", "contention")
 
 
 @pytest.mark.slow
 def test_quick_suite_runs_every_case_and_prints_its_lines(tmp_path):
     markdown = tmp_path / "benchmarks.md"
     cases = [case for case in CASES if case not in TESTED_ALONE]
-    out = run_suite("--only", ",".join(cases), "--markdown", str(markdown)).stdout
+    out = run_quick("--only", ",".join(cases), "--markdown", str(markdown)).stdout
     for case in cases:
         lines = EXPECTED[case]
         assert f"# {case}:" in out

@@ -2,18 +2,21 @@
 trial's tracking and the report read, and a quick run prints its figures. Nothing here
 asserts on a timing."""
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import scaled_timeout
+from quick_runs import run_quick
 
 REPO = Path(__file__).resolve().parents[2]
 # `benchmarks` is a folder of the repository, not an installed package.
 sys.path.insert(0, str(REPO))
 
-from benchmarks.driver_scale import EVAL_EXAMPLES, noop_trial, tree_bytes  # noqa: E402
+from benchmarks.driver_scale import (  # noqa: E402
+    EVAL_EXAMPLES,
+    noop_trial,
+    tree_bytes,
+)
 from sweeps.trainable import TRIAL_FUNCTION_ENV, trial_function  # noqa: E402
 from xlt_core.config import TrialConfig  # noqa: E402
 
@@ -23,6 +26,9 @@ FIGURES = (
     "driver CPU per trial",
     "tracking store per trial",
 )
+# Each size's line of the searcher's own CPU, and the ratio of the CPU per trial.
+SEARCHER = "searcher CPU per trial, Optuna TPE alone ({} trials)"
+RATIO = "driver CPU per trial, 20 trials / 10 trials"
 
 
 def test_the_noop_trial_scores_the_dev_set_and_every_test_language():
@@ -60,16 +66,13 @@ def test_tree_bytes_counts_a_file_or_a_folder(tmp_path):
 
 
 @pytest.mark.slow
-def test_quick_driver_case_prints_its_figures():
-    completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks", "--quick", "--only", "driver"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=scaled_timeout(600),
-    )
-    out = completed.stdout
-    assert completed.returncode == 0 and "ERROR" not in out, out[-3000:] + completed.stderr[-3000:]
-    for figure in FIGURES:
-        assert f"{figure} (20-trial search, 24 trial runs)" in out
+def test_quick_driver_cases_print_their_figures():
+    """--quick: the default case at 10 and 20 trials (then their ratio), the 10,000-trial
+    option at 30."""
+    out = run_quick("--only", "driver,driver-10k").stdout
+    for trials, runs in ((10, 14), (20, 24), (30, 34)):  # + phase 2: 2 configurations x 2 seeds
+        for figure in FIGURES:
+            assert f"{figure} ({trials}-trial search, {runs} trial runs)" in out
+        assert SEARCHER.format(trials) in out
+    assert RATIO in out and "<= 1.20 x" in out
     assert "torch not imported" in out  # Optuna, ASHA, the report: the driver stays torch-free

@@ -188,6 +188,16 @@ ADMIN_PASSWORD = "MLFLOW_AUTH_ADMIN_PASSWORD=$(cat ~/.xlt/mlflow_admin_password)
             "true",
             "does not generate the Ray token on the head",
         ),
+        (  # every MLflow user may read, change, delete and re-grant every run
+            "default_permission = NO_PERMISSIONS",
+            "default_permission = MANAGE",
+            "default_permission is MANAGE: allowed is NO_PERMISSIONS",
+        ),
+        (  # MLflow's default, READ
+            "default_permission = NO_PERMISSIONS\\n",
+            "",
+            "default_permission is not set (MLflow's default: READ)",
+        ),
         ("  - ~/.ray/auth_token\n", "", "the workers are not given the Ray token"),
         ("  - ~/.mlflow/credentials\n", "", "the workers are not given MLflow credentials"),
         (
@@ -207,6 +217,7 @@ def test_an_open_cluster_is_refused(old, new, problem, tmp_path):
     [
         ("--app-name basic-auth ", "", "--app-name basic-auth"),
         ("RAY_AUTH_MODE=token ray start --head", "ray start --head", "RAY_AUTH_MODE=token"),
+        ("default_permission = NO_PERMISSIONS", "default_permission = MANAGE", "MANAGE"),
     ],
 )
 def test_cluster_command_fails_for_an_open_cluster(old, new, missing, tmp_path):

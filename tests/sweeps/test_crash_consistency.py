@@ -18,14 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import scaled_timeout, what_went_wrong
-from sweep_helpers import (
-    ONE_EAR,
-    SCRIPT,
-    TINY,
-    child_runs,
-    parent_runs,
-    sqlite_uri,
-)
+from sweep_helpers import SCRIPT, child_runs, parent_runs, plugin_sweep, sqlite_uri
 
 from sweeps import saved_state, storage_checks
 from sweeps.runner import SweepOptions, SweepPhases, _stopped
@@ -87,10 +80,40 @@ def test_the_first_trial_failed_on_a_full_disk_ends_the_phase(monkeypatch, tmp_p
     stops = []
     monkeypatch.setattr(signal, "getsignal", lambda signum: lambda *args: stops.append(signum))
     callback = StopOnFullDisk()
-    callback.on_trial_error(1, [], SimpleNamespace(error_file=str(tmp_path / "bug.txt")))
-    assert stops == []
-    callback.on_trial_error(1, [], SimpleNamespace(error_file=str(tmp_path / "full.txt")))
+
+    def failed(error_file: str, pickled: str | None = None):
+        pickled = str(tmp_path / pickled) if pickled else None
+        trial = SimpleNamespace(error_file=str(tmp_path / error_file), pickled_error_file=pickled)
+        callback.on_trial_error(1, [], trial)
+
+    (tmp_path / "whole.pkl").write_bytes(pickle.dumps(RuntimeError("a bug")))
+    failed("bug.txt", "whole.pkl")
+    assert stops == [] and (tmp_path / "whole.pkl").exists()
+    failed("full.txt")
     assert stops == [TUNE_STOP_SIGNAL]
+
+
+def test_error_files_the_full_disk_cut_short_end_the_phase_and_the_pickle_goes(
+    monkeypatch, tmp_path
+):
+    """Issue 41 item 1: on a filesystem filled mid-sweep Tune left `error.txt` and
+    `error.pkl` empty; the pickle then failed `fit` (EOFError) on every `--resume`."""
+    import signal
+
+    from sweeps.full_disk_stop import StopOnFullDisk
+    from sweeps.interruption import TUNE_STOP_SIGNAL
+
+    stops = []
+    monkeypatch.setattr(signal, "getsignal", lambda signum: lambda *args: stops.append(signum))
+    (tmp_path / "error.txt").write_text("")
+    whole = pickle.dumps(RuntimeError("worker died"))
+    (tmp_path / "error.pkl").write_bytes(whole[: len(whole) // 2])
+    trial = SimpleNamespace(
+        error_file=str(tmp_path / "error.txt"), pickled_error_file=str(tmp_path / "error.pkl")
+    )
+    StopOnFullDisk().on_trial_error(1, [], trial)
+    assert stops == [TUNE_STOP_SIGNAL]
+    assert not (tmp_path / "error.pkl").exists()
 
 
 # --- refused before Ray starts ----------------------------------------------------------
@@ -206,12 +229,14 @@ def test_a_state_file_emptied_by_a_kill_is_replaced_by_the_drivers_whole_staging
         saved_state.check_state_files(folder)
 
 
-def _saved_trial(space: dict, status: str = "TERMINATED", error_file: str | None = None):
+def _saved_trial(
+    space: dict, status: str = "TERMINATED", error_file: str | None = None, pickled=None
+):
     return SimpleNamespace(
         config=space,
         status=status,
         path="/nonexistent",
-        run_metadata=SimpleNamespace(error_filename=error_file),
+        run_metadata=SimpleNamespace(error_filename=error_file, pickled_error_filename=pickled),
     )
 
 
@@ -245,6 +270,50 @@ def test_trials_that_errored_on_a_full_disk_are_told_apart(tmp_path):
     assert saved_state.errored_by_full_disk(full)
     assert not saved_state.errored_by_full_disk(bug)
     assert not saved_state.errored_by_full_disk(_saved_trial({}))
+    # Cut short by the full disk as Tune wrote them: an empty error.txt, a pickle that
+    # does not load beside a text that names no full disk.
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "cut.pkl").write_bytes(pickle.dumps(RuntimeError("a bug"))[:10])
+    (tmp_path / "whole.pkl").write_bytes(pickle.dumps(RuntimeError("a bug")))
+    empty = _saved_trial({}, "ERROR", "empty.txt")
+    cut = _saved_trial({}, "ERROR", "other.txt", "cut.pkl")
+    whole = _saved_trial({}, "ERROR", "other.txt", "whole.pkl")
+    empty.path = cut.path = whole.path = str(tmp_path)
+    assert saved_state.errored_by_full_disk(empty) and saved_state.errored_by_full_disk(cut)
+    assert not saved_state.errored_by_full_disk(whole)
+
+
+def test_error_pickles_a_full_disk_cut_short_are_removed_before_tune_reads_them(tmp_path):
+    trials = [tmp_path / f"trial_{index}" for index in range(3)]
+    for folder in trials:
+        folder.mkdir()
+    whole = pickle.dumps(RuntimeError("worker died"))
+    (trials[0] / "error.pkl").write_bytes(b"")
+    (trials[1] / "error.pkl").write_bytes(whole[:-3])
+    (trials[2] / "error.pkl").write_bytes(whole)
+    assert saved_state.drop_damaged_error_pickles(str(tmp_path)) == 2
+    assert [(folder / "error.pkl").exists() for folder in trials] == [False, False, True]
+    assert saved_state.drop_damaged_error_pickles("s3://bucket/sweep") == 0
+
+
+def test_a_fit_that_failed_on_a_cut_error_pickle_returns_its_saved_results(tmp_path):
+    """Tune unpickles the failed trials' error.pkl as `fit` ends: a cut one failed it."""
+    from sweeps.runner import _fit_results
+
+    (tmp_path / "trial_0").mkdir()
+    (tmp_path / "trial_0" / "error.pkl").write_bytes(b"")
+
+    class Tuner:
+        def fit(self):
+            pickle.loads((tmp_path / "trial_0" / "error.pkl").read_bytes())
+
+        def get_results(self):
+            return ["results"]
+
+    assert _fit_results(Tuner(), str(tmp_path)) == ["results"]
+    with pytest.raises(EOFError):  # nothing to remove: the error is not hidden
+        (tmp_path / "trial_0" / "error.pkl").write_bytes(pickle.dumps(1))
+        _fit_results(SimpleNamespace(fit=lambda: pickle.loads(b"")), str(tmp_path))
 
 
 def _trial_folder(tmp_path: Path, *checkpoints: str) -> Path:
@@ -331,7 +400,12 @@ def test_a_grid_phase_with_trials_missing_is_not_complete():
 def test_a_trial_stopped_by_a_full_disk_stops_the_phase_unfinished():
     full = SimpleNamespace(error=RuntimeError(f"trial failed: {ENOSPC}"), metrics={})
     tuner = SimpleNamespace(fit=lambda: [SimpleNamespace(error=None, metrics={}), full])
-    phases = SimpleNamespace(signals=SimpleNamespace(tune_fit=_no_context), restored_phases=())
+    phases = SimpleNamespace(
+        signals=SimpleNamespace(tune_fit=_no_context),
+        restored_phases=(),
+        _path=lambda phase: "ray_results/sweep-grid",
+        _saved_trials=lambda phase: [],
+    )
     with pytest.raises(RuntimeError, match="No space left"):
         SweepPhases._fit(phases, "grid", tuner)
 
@@ -350,10 +424,18 @@ def test_when_the_store_is_on_the_full_disk_the_runs_stay_resumable(monkeypatch,
 
     monkeypatch.setattr(tracking, "mark_interrupted", store_full)
     options = SweepOptions(tracking_uri="sqlite:///x.db", tracking_wait_s=0)
-    _stopped(None, "parent", options, ENOSPC)
+    assert is_disk_full(_stopped(None, "parent", options, ENOSPC))
     assert "its runs stay RUNNING" in capsys.readouterr().out
-    with pytest.raises(Exception, match="disk is full"):
-        _stopped(None, "parent", options, RuntimeError("a bug"))
+    # Whatever stopped the sweep (Tune failing on a file the full disk cut short), a store
+    # that cannot be written for a full disk means the disk is why: said so, not raised.
+    assert is_disk_full(_stopped(None, "parent", options, EOFError("Ran out of input")))
+
+    def store_broken(client, parent_run_id):
+        raise RuntimeError("no such table: runs")
+
+    monkeypatch.setattr(tracking, "mark_interrupted", store_broken)
+    with pytest.raises(RuntimeError, match="no such table"):
+        _stopped(None, "parent", options, ENOSPC)
 
 
 def test_a_full_disk_ends_the_command_in_one_line_and_exit_3(monkeypatch, tmp_path, capsys):
@@ -446,52 +528,120 @@ torch.save = _filling_save
 """
 
 
-@pytest.mark.slow
-def test_a_disk_full_mid_sweep_stops_resumably_and_resume_finishes(tmp_path):
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "disk_full_plugin.py").write_text(DISK_FULL_PLUGIN)
-    marker = tmp_path / "disk" / "full"
-    marker.parent.mkdir()
-    marker.write_text("2")  # two checkpoints fit, then the disk is full
-    uri = sqlite_uri(tmp_path)
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")])),
-        "XLT_PLUGINS": "disk_full_plugin",
-        "XLT_TEST_DISK_FULL": str(marker),
-        "RAY_TMPDIR": tempfile.mkdtemp(prefix="xr", dir="/tmp"),
-    }
-    argv = [sys.executable, str(SCRIPT), "--preset", "smoke", "--tracking-uri", uri, *TINY]
-    argv += [*ONE_EAR, "--set", "seeds=0,1", "--max-failures", "0"]
-
-    def run(*extra):
-        return subprocess.run(
-            argv + list(extra),
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=scaled_timeout(600),
-        )
-
-    full = run()
+def _check_stopped_by_the_full_disk(full, uri: str) -> None:
+    """Exit 3, the full disk's line and the `--resume` command last, no traceback, and the
+    parent not complete."""
     assert full.returncode == 3, what_went_wrong(full)
     last_lines = full.stderr.strip().splitlines()[-2:]
     assert last_lines[0].startswith("error: the disk is full"), full.stderr[-3000:]
     assert last_lines[1].endswith("--resume")
-    assert "Traceback" not in full.stderr  # each failed trial logged in one line
+    assert "Traceback" not in full.stderr, full.stderr[-3000:]  # one line per failed trial
     (parent,) = parent_runs(uri)
-    assert "xlt.complete" not in parent.data.tags and parent.info.status == "KILLED"
-    assert all(
-        run.info.status != "FINISHED" or FAILURE_TAG not in run.data.tags for run in child_runs(uri)
-    )
+    assert "xlt.complete" not in parent.data.tags
 
-    marker.unlink()  # space returns
-    resumed = run("--resume")
+
+def _check_resumed_to_the_end(resumed, uri: str) -> None:
+    """Exit 0, one FINISHED run per (configuration, seed), the parent complete."""
     assert resumed.returncode == 0, what_went_wrong(resumed)
     runs = child_runs(uri)
     assert len(runs) == 4 and all(run.info.status == "FINISHED" for run in runs)
     assert len({(r.data.tags[CONFIG_KEY_TAG], r.data.params["seed"]) for r in runs}) == 4
     (parent,) = parent_runs(uri)
     assert parent.data.tags["xlt.complete"] == "true" and parent.info.status == "FINISHED"
+
+
+@pytest.mark.slow
+def test_a_disk_full_mid_sweep_stops_resumably_and_resume_finishes(tmp_path):
+    marker = tmp_path / "disk" / "full"
+    marker.parent.mkdir()
+    marker.write_text("2")  # two checkpoints fit, then the disk is full
+    uri = sqlite_uri(tmp_path)
+    plugin = ("disk_full_plugin", DISK_FULL_PLUGIN)
+    run = plugin_sweep(tmp_path, tmp_path, uri, *plugin, XLT_TEST_DISK_FULL=str(marker))
+    full = run()
+    _check_stopped_by_the_full_disk(full, uri)
+    (parent,) = parent_runs(uri)
+    assert parent.info.status == "KILLED"
+    assert all(
+        run.info.status != "FINISHED" or FAILURE_TAG not in run.data.tags for run in child_runs(uri)
+    )
+    marker.unlink()  # space returns
+    _check_resumed_to_the_end(run("--resume"), uri)
+
+
+# --- end to end on a real small filesystem that fills up mid-sweep (issue 41, item 1) ---------
+
+# Imported by every process of the sweep (XLT_PLUGINS): at the sweep's `FILL_AT`-th torch.save
+# (counted in a folder off the small disk) a filler file takes every free byte of the small
+# disk, so what runs next meets a real full disk: torch's writer, Tune's error files and state,
+# the SQLite store.
+FILL_DISK_PLUGIN = """
+import os
+from pathlib import Path
+
+import torch
+
+_save = torch.save
+COUNT = Path(os.environ["XLT_TEST_FILL_COUNT"])
+FILLER = Path(os.environ["XLT_TEST_FILL_DISK"]) / "filler"
+
+
+def _filling_save(obj, f, *args, **kwargs):
+    (COUNT / f"save-{os.getpid()}-{len(list(COUNT.iterdir()))}").touch()
+    if len(list(COUNT.iterdir())) == int(os.environ["XLT_TEST_FILL_AT"]):
+        try:
+            with open(FILLER, "ab") as filler:
+                while True:
+                    filler.write(bytes(2**16))
+        except OSError:
+            pass
+    return _save(obj, f, *args, **kwargs)
+
+
+torch.save = _filling_save
+"""
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 200 MiB tmpfs mounted at `tmp_path / "disk"` (as root), unmounted afterwards."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small filesystem needs root and mount(8)")
+    command = ["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", str(disk)]
+    made = subprocess.run(command, capture_output=True, text=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+@pytest.mark.slow
+def test_a_disk_filled_mid_sweep_then_freed_resumes_to_the_report(small_disk, tmp_path):
+    """Issue 41 item 1: the first run ends in one line with the `--resume` command (no
+    tracebacks); once space is freed one `--resume` finishes every trial once and writes the
+    report. Before, every `--resume` failed on an `error.pkl` the full disk cut short."""
+    count = tmp_path / "saves"
+    count.mkdir()
+    uri = f"sqlite:///{small_disk / 'mlflow.db'}"
+    run = plugin_sweep(
+        tmp_path,
+        small_disk,
+        uri,
+        "fill_disk_plugin",
+        FILL_DISK_PLUGIN,
+        XLT_TEST_FILL_COUNT=str(count),
+        XLT_TEST_FILL_DISK=str(small_disk),
+        XLT_TEST_FILL_AT="3",
+    )
+    full = run()
+    assert shutil.disk_usage(small_disk).free < storage_checks.FULL_BELOW_BYTES  # it filled
+    _check_stopped_by_the_full_disk(full, uri)
+
+    (small_disk / "filler").unlink()  # space is freed
+    _check_resumed_to_the_end(run("--resume"), uri)
+    (parent,) = parent_runs(uri)
+    assert parent.data.tags["xlt.reported"] == "true"

@@ -3,20 +3,24 @@ another lab to rerun, trace and load: the sweep as a file that `--from-run` plan
 system tags and the library versions, each configuration's mean and std over seeds on the
 parent run, and models that MLflow's own loaders open as the champion."""
 
+import json
 from importlib import metadata
+from pathlib import Path
 
 import mlflow
 import pandas as pd
 import pytest
 from mlflow import MlflowClient
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_SOURCE_NAME, MLFLOW_USER
+from scipy import stats
 from sweep_helpers import DEMO_SETTINGS, child_runs, parent_runs
 
+from analysis.effect_sizes import epsilon_min
 from analysis.registry import SweepStamp, register_champion
 from sweeps import ear_xnli
 from sweeps.cli import EXIT_DONE, main
 from xlt_core.data.examples import XNLI_LABELS
-from xlt_schema import CONFIG_LABEL_TAG
+from xlt_schema import CONFIG_KEY_TAG, CONFIG_LABEL_TAG, METHOD_TAG
 
 PAIRS = [
     {"text": "A man is eating an apple.", "text_pair": "Someone eats."},
@@ -79,3 +83,50 @@ def test_a_trials_model_loads_as_the_champion_with_mlflows_loaders(
     scored = mlflow.pyfunc.load_model("models:/ear_xnli@champion").predict(pd.DataFrame(PAIRS))
     assert [row["label"] for row in predicted] == list(scored["label"])
     assert set(scored["label"]) <= set(XNLI_LABELS) and len(scored) == 2
+
+
+@pytest.mark.slow
+def test_the_demos_report_shows_the_effect_sizes(ear_xnli_smoke, tmp_path):
+    # Issue 40: the seed-aware interval, P(new seed beats baseline) and epsilon_min.
+    client = MlflowClient(ear_xnli_smoke.uri)
+    parent = parent_runs(ear_xnli_smoke.uri)[0]
+    read = {
+        name: Path(
+            client.download_artifacts(parent.info.run_id, f"report/{name}", str(tmp_path))
+        ).read_text(encoding="utf-8")
+        for name in ("report.md", "selected_config.json")
+    }
+    selected = json.loads(read["selected_config.json"])
+    comparison = {row["lang"]: row for row in selected["test_comparison"]}
+    effect_sizes = {row["lang"]: row for row in selected["effect_sizes"]}
+    assert list(effect_sizes) == [*comparison, "avg"]
+    trials = child_runs(ear_xnli_smoke.uri)
+    baseline_key = next(
+        t.data.tags[CONFIG_KEY_TAG] for t in trials if t.data.tags[METHOD_TAG] == "finetune"
+    )
+    for lang, tested in comparison.items():
+        row = effect_sizes[lang]
+        assert [row[key] for key in ("mean_difference", "ci_low", "ci_high", "test")] == [
+            tested[key] for key in ("mean_difference", "ci_low", "ci_high", "test")
+        ]
+        system, baseline = (
+            [
+                trial.data.metrics[f"test/{lang}/accuracy"]
+                for trial in trials
+                if trial.data.tags[CONFIG_KEY_TAG] == key
+            ]
+            for key in (selected["config_key"], baseline_key)
+        )
+        won = stats.mannwhitneyu(system, baseline).statistic / (len(system) * len(baseline))
+        assert row["p_improvement"] == pytest.approx(won)
+        assert row["epsilon_min"] == pytest.approx(epsilon_min(system, baseline))
+        cells = [
+            f"{100 * tested['mean_difference']:+.1f}",
+            f"[{100 * tested['ci_low']:+.1f}, {100 * tested['ci_high']:+.1f}]",
+            f"{won:.2f}",
+            "–",  # two seeds: no interval
+            f"{row['epsilon_min']:.2f}",
+            "2 / 2",
+        ]
+        assert f"| {lang} | {' | '.join(cells)} |" in read["report.md"]
+    assert "## Effect sizes: selected configuration vs baseline (test)" in read["report.md"]

@@ -8,6 +8,7 @@ import sys
 import textwrap
 import time
 import types
+from pathlib import Path
 
 import pytest
 from conftest import scaled_timeout
@@ -353,10 +354,11 @@ def test_a_second_ctrl_c_wrapped_by_ray_exits_130_in_one_line(monkeypatch, tmp_p
 class _Result:
     """A stand-in for a Ray Tune `Result`: its last metrics and its error."""
 
-    def __init__(self, trial_id=None, error=None, **metrics):
+    def __init__(self, trial_id=None, error=None, config=None, **metrics):
         self.metrics = {**({"trial_id": trial_id} if trial_id else {}), **metrics}
         self.error = error
         self.checkpoint = None
+        self.config = config or {}  # the trial's space (`TrialRequest.to_space`)
 
 
 class ActorDiedError(RuntimeError):
@@ -416,8 +418,8 @@ def _sweep_without_ray(monkeypatch, tmp_path, fit_outcome, resume=False, statuse
         monkeypatch.setattr(runner, name, lambda *a, **k: None)
     monkeypatch.setattr(runner, "_report", lambda spec, options, client, run, failed, s: failed)
     monkeypatch.setattr(runner.SweepPhases, "_grid_tuner", lambda self, *a: fit_outcome(self))
-    saved = statuses or STATUSES
-    monkeypatch.setattr(runner.SweepPhases, "_saved_statuses", lambda self, phase: saved)
+    saved = [types.SimpleNamespace(trial_id=t, status=s) for t, s in (statuses or STATUSES).items()]
+    monkeypatch.setattr(runner.SweepPhases, "_saved_trials", lambda self, phase: saved)
     uri = tracking_store(tmp_path)
     spec = smoke_spec("ear_xnli", ["seeds=0"])
     options = runner.SweepOptions(tracking_uri=uri, resume=resume, max_failures=0)
@@ -502,3 +504,241 @@ def test_a_wrapped_second_signal_leaves_no_failure_tag_and_a_resume_clears_a_sta
     parent, _ = _parent_and_trials(uri)
     assert failed == 0 and parent.info.status == "FINISHED"
     assert FAILURE_TAG not in parent.data.tags and "xlt.status" not in parent.data.tags
+
+
+# --- a dead baseline (issue 41, item 3) -----------------------------------------------------
+
+
+def _smoke_space(point: dict, seed: int = 0) -> dict:
+    from sweeps.trial_request import TrialRequest
+
+    request = TrialRequest(
+        base={"task": "xnli"}, phase="grid", experiment_id="1", parent_run_id="p", threads=1
+    )
+    return {**request.to_space(), "point": point, "seed": seed}
+
+
+def _smoke_points():
+    """The one-seed smoke sweep's baseline point and its two EAR points."""
+    from sweep_helpers import smoke_spec
+
+    from sweeps.search import baseline_points
+
+    spec = smoke_spec("ear_xnli", ["seeds=0"])
+    (baseline,) = baseline_points(spec)
+    return baseline, [point for point in spec.points if point != baseline]
+
+
+def _fake_fit(trials: dict, statuses: dict):
+    return lambda phases: _FakeTuner(phases, trials, statuses)
+
+
+def test_a_dead_baseline_ends_without_a_report_and_a_resume_reruns_its_trial(monkeypatch, tmp_path):
+    """With --max-failures 0 the baseline's worker died: before, the report raised "the
+    sweep has no finished baseline runs" (exit 3, a traceback, `--resume` failing the same
+    way for ever). Now NoReport (one line, exit 1: `test_a_dead_baseline_...one_line`), the
+    parent left resumable, and `--resume` asks Tune to run the errored trial again."""
+    from sweeps.dead_baseline import RERUN_ERRORED_TAG, NoReport
+    from xlt_schema import COMPLETE_TAG
+
+    baseline, (ear1, ear2) = _smoke_points()
+    ended = {
+        "t2": ("FINISHED", _Result("t2", config=_smoke_space(ear1), trial_complete=True)),
+        "t3": ("FINISHED", _Result("t3", config=_smoke_space(ear2), trial_complete=True)),
+    }
+    died = _Result("t1", ActorDiedError("The actor died unexpectedly"), _smoke_space(baseline))
+    trials = {"t1": ("RUNNING", died), **ended}
+    statuses = {"t1": "PENDING", "t2": "TERMINATED", "t3": "TERMINATED"}  # as Tune saves it
+    with pytest.raises(NoReport) as dead:
+        _sweep_without_ray(monkeypatch, tmp_path, _fake_fit(trials, statuses), statuses=statuses)
+    message = str(dead.value)
+    assert dead.value.rerun and message.startswith("no report can be made: the baseline")
+    assert "finetune seed=0 (ActorDiedError: The actor died unexpectedly)" in message
+    assert "\n" not in message
+    parent, runs = _parent_and_trials(sqlite_uri(tmp_path))
+    assert parent.info.status == "FAILED" and COMPLETE_TAG not in parent.data.tags
+    assert parent.data.tags[RERUN_ERRORED_TAG] == "true"
+    assert runs["t1"].info.status == "FAILED" and runs["t2"].info.status == "FINISHED"
+
+    asked = []
+
+    finished = dict.fromkeys(statuses, "TERMINATED")
+
+    def fixed(phases):  # what Tune's restore with resume_errored=True then runs: t1 alone
+        asked.append(phases.tags.get(RERUN_ERRORED_TAG))
+        again = _Result("t1", config=_smoke_space(baseline), trial_complete=True)
+        rerun = _FakeTuner(phases, {"t1": ("FINISHED", again)}, finished)
+        # Tune's results: t1's, then t2's and t3's as it kept them
+        return types.SimpleNamespace(fit=lambda: rerun.fit() + [r for _, r in ended.values()])
+
+    failed, uri = _sweep_without_ray(monkeypatch, tmp_path, fixed, resume=True, statuses=finished)
+    parent, runs = _parent_and_trials(uri)
+    assert failed == 0 and asked == ["true"]
+    assert parent.info.status == "FINISHED" and parent.data.tags[COMPLETE_TAG] == "true"
+    assert FAILURE_TAG not in parent.data.tags and RERUN_ERRORED_TAG not in parent.data.tags
+    assert {run.info.status for run in runs.values()} == {"FINISHED"}
+
+
+def test_a_baseline_that_diverged_is_closed_for_a_resume_would_not_help(monkeypatch, tmp_path):
+    from sweeps.dead_baseline import NoReport
+    from xlt_schema import COMPLETE_TAG
+
+    baseline, (ear1, ear2) = _smoke_points()
+    diverged = _Result(
+        "t1", config=_smoke_space(baseline), failure="TrainingDiverged: loss became nan at step 3"
+    )
+    trials = {
+        "t1": ("FAILED", diverged),
+        "t2": ("FINISHED", _Result("t2", config=_smoke_space(ear1), trial_complete=True)),
+        "t3": ("FINISHED", _Result("t3", config=_smoke_space(ear2), trial_complete=True)),
+    }
+    statuses = dict.fromkeys(trials, "TERMINATED")
+    with pytest.raises(NoReport) as dead:
+        _sweep_without_ray(monkeypatch, tmp_path, _fake_fit(trials, statuses), statuses=statuses)
+    assert not dead.value.rerun and "start the sweep again without --resume" in str(dead.value)
+    parent, _ = _parent_and_trials(sqlite_uri(tmp_path))
+    # Closed: `--resume` finds nothing to continue (no loop), the reason on the parent.
+    assert parent.info.status == "FAILED" and parent.data.tags[COMPLETE_TAG] == "true"
+    assert parent.data.tags[FAILURE_TAG] == str(dead.value)
+
+
+def test_a_sweep_whose_baseline_finished_once_is_reported():
+    from sweep_helpers import smoke_spec
+
+    from sweeps.dead_baseline import dead_baseline
+
+    baseline, (ear1, _) = _smoke_points()
+    spec = smoke_spec("ear_xnli", ["seeds=0,1"])
+    died = _Result("t1", ActorDiedError("died"), _smoke_space(baseline, 0))
+    finished = _Result("t2", config=_smoke_space(baseline, 1), trial_complete=True)
+    ear = _Result("t3", config=_smoke_space(ear1), trial_complete=True)
+    assert dead_baseline(spec, [died, finished, ear]) is None
+    assert dead_baseline(spec, [died, ear]) is not None
+
+
+def test_a_resume_asked_to_rerun_errored_trials_restores_them(monkeypatch):
+    """What `--resume` of a dead baseline's parent asks Tune: its errored trials resumed."""
+    from ray import tune
+
+    import sweeps.runner as runner
+    from sweeps.dead_baseline import RERUN_ERRORED_TAG
+
+    asked = {}
+    monkeypatch.setattr(tune.Tuner, "can_restore", staticmethod(lambda path: True))
+    monkeypatch.setattr(
+        tune.Tuner, "restore", staticmethod(lambda path, trainable, **how: asked.update(how))
+    )
+    monkeypatch.setattr(runner, "check_saved_state", lambda path, planned: [])
+    phases = types.SimpleNamespace(
+        _path=lambda phase: "/nonexistent/sweep-grid",
+        restored_phases=set(),
+        tags={RERUN_ERRORED_TAG: "true"},
+        _trainable=lambda: None,
+    )
+    runner.SweepPhases._restorable(phases, "grid")
+    assert asked["resume_errored"] is True and asked["restart_errored"] is False
+    phases.tags = {}
+    runner.SweepPhases._restorable(phases, "grid")
+    assert asked["resume_errored"] is False
+
+
+def test_a_dead_baseline_ends_the_command_in_one_line_and_exit_1(monkeypatch, tmp_path, capsys):
+    import sweeps.runner
+    from sweeps import ear_xnli
+    from sweeps.cli import EXIT_TRIALS_FAILED, main
+    from sweeps.dead_baseline import NoReport
+
+    def dead():
+        raise NoReport("no report can be made: the baseline has no finished run ...", True)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sweeps.runner, "run_sweep", lambda spec, options, signals: dead())
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    assert main(ear_xnli, ["--tracking-uri", uri, "--set", "seeds=0"]) == EXIT_TRIALS_FAILED
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: no report can be made") and line.endswith("--resume")
+
+
+# --- SIGTERM to the driver's whole process group (issue 41, item 2) -------------------------
+
+STARTS_A_CHILD_WITH_SIGTERM_BLOCKED = """
+import subprocess, sys, time
+from sweeps.runner import sigterm_blocked
+
+with sigterm_blocked():  # as a local ray.init starts Ray's processes
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+print(child.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _blocked_signals(pid: int) -> int:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return int(next(line for line in lines if line.startswith("SigBlk:")).split()[1], 16)
+
+
+def test_a_group_sigterm_reaches_the_driver_but_not_the_processes_ray_starts(tmp_path):
+    """What `timeout -s TERM`, systemd and Slurm send: before, Ray's GCS died with the driver's
+    group and the driver hung, then exited 1. The processes a local `ray.init` starts inherit
+    SIGTERM blocked (`runner.sigterm_blocked`); the driver's own mask is restored."""
+    driver = subprocess.Popen(
+        [sys.executable, "-c", STARTS_A_CHILD_WITH_SIGTERM_BLOCKED],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    child = int(driver.stdout.readline())
+    try:
+        assert not _blocked_signals(driver.pid) & (1 << (signal.SIGTERM - 1))
+        assert _blocked_signals(child) & (1 << (signal.SIGTERM - 1))
+        os.killpg(driver.pid, signal.SIGTERM)  # the whole group, the child in it
+        assert driver.wait(timeout=scaled_timeout(60)) == -signal.SIGTERM
+        assert os.getpgid(child) == driver.pid  # in the group that got SIGTERM, and alive
+        assert Path(f"/proc/{child}/status").read_text().split("State:")[1].split()[0] != "Z"
+    finally:
+        os.kill(child, signal.SIGKILL)
+        driver.kill()
+        driver.wait()
+
+
+def _catches_sigterm() -> bool:
+    lines = Path(f"/proc/{os.getpid()}/status").read_text().splitlines()
+    caught = int(next(line for line in lines if line.startswith("SigCgt:")).split()[1], 16)
+    return bool(caught & (1 << (signal.SIGTERM - 1)))
+
+
+def test_while_ray_shuts_down_sigterm_keeps_its_handler(monkeypatch):
+    """Ray's C++ side resets SIGTERM to its default action early in `ray.shutdown` (which the
+    driver runs beside the report), then stops Ray's processes for seconds: a SIGTERM then
+    killed the driver (exit -15, no report, no resume line; found by the SIGTERM drill)."""
+    import ctypes
+    import threading
+
+    import ray
+
+    from sweeps.runner import shutdown_ray
+
+    api = ctypes.pythonapi
+    api.PyOS_setsig.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    api.PyOS_setsig.restype = ctypes.c_void_p
+    reset, stop = threading.Event(), threading.Event()
+
+    def ray_shutdown():  # as Ray's: SIG_DFL at the C level, then its processes stopped
+        api.PyOS_setsig(signal.SIGTERM, 0)
+        reset.set()
+        stop.wait(scaled_timeout(60))
+
+    monkeypatch.setattr(ray, "shutdown", ray_shutdown)
+    previous = signal.signal(signal.SIGTERM, lambda *args: None)
+    shutdown = threading.Thread(target=shutdown_ray)
+    try:
+        shutdown.start()
+        assert reset.wait(scaled_timeout(60))
+        deadline = time.monotonic() + scaled_timeout(60)
+        while not _catches_sigterm() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _catches_sigterm() and shutdown.is_alive()  # back while Ray still shuts down
+    finally:
+        stop.set()
+        shutdown.join()
+        signal.signal(signal.SIGTERM, previous)

@@ -1,6 +1,8 @@
 """A trial's model as an MLflow transformers model (sweeps/model_logging.py): MLflow's own
 loaders open it and it predicts with the task's label names."""
 
+import logging
+
 import mlflow
 import pandas as pd
 import transformers
@@ -52,3 +54,30 @@ def test_language_stages_become_one_model_each_and_nothing_saved_gives_nothing(t
     assert (tmp_path / "model" / "ru" / "MLmodel").is_file()
     save_mlflow_models(tmp_path / "absent", tmp_path / "none", "xnli")
     assert not (tmp_path / "none").exists()
+
+
+class Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_the_model_has_its_own_card_and_mlflow_warns_of_no_hub_card_or_licence(tmp_path):
+    # MLflow looked a card and licence up on the hub by the model's path before, and warned at
+    # every trial that it found neither (issue 45).
+    save_tiny_classifier(tmp_path / "trained", tmp_path)
+    records = Records()
+    mlflow_logger = logging.getLogger("mlflow")
+    mlflow_logger.addHandler(records)
+    try:
+        save_mlflow_models(tmp_path / "trained", tmp_path / "model", "xnli")
+    finally:
+        mlflow_logger.removeHandler(records)
+    warnings = [r.getMessage() for r in records.records if r.levelno >= logging.WARNING]
+    assert warnings == []
+    assert "xlt-sweeps trial" in (tmp_path / "model" / "model_card.md").read_text()
+    data = (tmp_path / "model" / "model_card_data.yaml").read_text()
+    assert "pipeline_tag: text-classification" in data

@@ -42,6 +42,7 @@ def test_every_trial_of_the_paper_preset_holds_the_cards_settings(script):
         "bert-base-multilingual-cased",
         "exact",  # as the released RS-DA code looks words up
     )
+    assert trial.group_by_length is False  # random batches, as XTREME's run_classify.py
 
 
 def test_the_check_fails_on_a_trial_that_leaves_the_card():

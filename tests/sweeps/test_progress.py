@@ -1,8 +1,22 @@
-"""The ETA arithmetic of a sweep's progress lines (`sweeps.progress`)."""
+"""A sweep's progress lines (`sweeps.progress`): the ETA arithmetic, and what a trial that
+ends says."""
+
+import math
 
 import pytest
+from ray.tune.experiment import Trial
 
-from sweeps.progress import eta_seconds, format_duration, progress_line
+from sweeps import progress
+from sweeps.progress import (
+    ProgressCallback,
+    eta_seconds,
+    format_duration,
+    progress_line,
+    trial_outcome,
+)
+from sweeps.trainable import FAILURE, TRIAL_COMPLETE
+from xlt_schema import DEV_CURVE
+from xlt_schema.log import DEFAULT, QUIET, configure
 
 
 def test_no_eta_before_a_trial_has_ended():
@@ -41,3 +55,66 @@ def test_progress_line():
         == "[grid] trials: 3 ended (1 failed), 2 running, 1 pending; ETA 1m15s"
     )
     assert progress_line("final", 0, 0, 2, 4, None).endswith("ETA after the first trial ends")
+
+
+@pytest.mark.parametrize(
+    "result, errored, outcome",
+    [
+        ({DEV_CURVE: 0.37, TRIAL_COMPLETE: True}, False, (False, "dev score 0.370")),
+        ({DEV_CURVE: 0.5}, False, (False, "stopped early, dev score 0.500")),  # by ASHA
+        (
+            {DEV_CURVE: math.nan, FAILURE: "TrainingDiverged: loss became nan\nmore"},
+            False,
+            (True, "failed: TrainingDiverged: loss became nan"),
+        ),
+        ({}, True, (True, "failed (its error is above)")),
+    ],
+)
+def test_trial_outcome(result, errored, outcome):
+    assert trial_outcome(result, errored) == outcome
+
+
+class FakeTrial:
+    def __init__(self, name: str, status: str = Trial.PENDING):
+        self.trial_id, self.name, self.status, self.last_result = name, name, status, {}
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@pytest.fixture
+def frozen_clock(monkeypatch):
+    """Trials that start and end at the same instant: ETA 0s whatever the machine's speed."""
+    monkeypatch.setattr(progress.time, "time", lambda: 1000.0)
+
+
+def run_two_trials(second_result: dict) -> None:
+    """Two trials of a phase start, then end: the first with dev score 0.4."""
+    trials = [FakeTrial("a seed=0"), FakeTrial("a seed=1")]
+    callback = ProgressCallback("grid")
+    callback.setup(total_num_samples=2)
+    for trial in trials:
+        callback.on_trial_start(0, trials, trial)
+        trial.status = Trial.RUNNING
+    for trial, result in zip(trials, [{DEV_CURVE: 0.4, TRIAL_COMPLETE: True}, second_result]):
+        trial.last_result = result
+        callback.on_trial_complete(0, trials, trial)
+        trial.status = Trial.TERMINATED
+
+
+def test_a_trial_that_ends_gets_a_line_with_its_score_and_a_start_none(capsys, frozen_clock):
+    configure(DEFAULT)
+    run_two_trials({DEV_CURVE: 0.3, TRIAL_COMPLETE: True})
+    assert capsys.readouterr().out.splitlines() == [
+        "[grid] a seed=0: dev score 0.400; trials: 1 ended, 1 running, 0 pending; ETA 0s",
+        "[grid] a seed=1: dev score 0.300; trials: 2 ended, 0 running, 0 pending; ETA 0s",
+    ]
+
+
+def test_a_failed_trial_shows_even_with_q(capsys, frozen_clock):
+    configure(QUIET)
+    run_two_trials({FAILURE: "DataError: line 3 of train-en.tsv", TRIAL_COMPLETE: True})
+    assert capsys.readouterr().out.splitlines() == [
+        "[grid] a seed=1: failed: DataError: line 3 of train-en.tsv; "
+        "trials: 2 ended (1 failed), 0 running, 0 pending; ETA 0s"
+    ]

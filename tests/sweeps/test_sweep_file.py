@@ -7,7 +7,7 @@ from mlflow import MlflowClient
 from tracking_stores import tracking_store
 
 from sweeps import adjust_xnli, ear_xnli
-from sweeps.cli import EXIT_BAD_INPUT, EXIT_DONE, main
+from sweeps.cli import EXIT_BAD_INPUT, EXIT_DONE, apply_overrides, main
 from sweeps.experiment import experiment_spec
 from sweeps.sweep_file import SWEEP_FILE_ARTIFACT, load_sweep, sweep_text
 from xlt_core.errors import ConfigError
@@ -87,3 +87,76 @@ def test_a_file_replaces_the_preset_and_the_data_dir(tmp_path, capsys, monkeypat
     assert "--preset" in capsys.readouterr().err
     assert main(adjust_xnli, ["--config", "sweep.yaml", "--dry-run"]) == EXIT_BAD_INPUT
     assert "python sweeps/ear_xnli.py" in capsys.readouterr().err
+
+
+# Issue 41 item 4: each of these files ran (or ended in a traceback) before the file went
+# through the rules `--set` applies; (the file's text, the new text, the key named).
+BAD_VALUES = {
+    "negative top_k": ("top_k: 1\n", "top_k: -5\n", "top_k"),
+    "seeds as text": ("seeds:\n- 0\n- 1\n", 'seeds: "12"\n', "seeds"),
+    "unknown strategy": ("strategy: grid", "strategy: random", "strategy"),
+    "no points": (None, "points: []\n", "points"),
+    "nested seeds": ("seeds:\n- 0\n- 1\n", "seeds:\n- [0, 1]\n", "seeds"),
+    "nested points": ("- method: finetune\n", "- - method: finetune\n", "points[0]"),
+    "nested target languages": ("  - es\n", "  - [es]\n", "base.target_langs"),
+    "a point's bad value": ("  alpha: 1.0\n", "  alpha: -1.0\n", "points[1].alpha"),
+    "cpus not a number": ("cpus_per_trial: null", "cpus_per_trial: .nan", "cpus_per_trial"),
+    "a hyperparameter in base": ("  model: tiny\n", "  model: tiny\n  alpha: 2\n", "base.alpha"),
+    "an axis of no point": ("fixed_axes: {}", "fixed_axes: {epsilon: 0.1}", "fixed_axes.epsilon"),
+    "rounds beyond the seeds": ("seed_rounds: null", "seed_rounds: [3, 1, 1]", "seed_rounds"),
+}
+
+
+def _bad_file(case: str) -> str:
+    old, new, _ = BAD_VALUES[case]
+    text = sweep_text(experiment_spec(ear_xnli, "smoke", None))
+    if old is None:  # the whole points list
+        old = text[text.index("points:") : text.index("seeds:")]
+    assert old in text, case
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize("case", sorted(BAD_VALUES))
+def test_a_bad_value_in_a_file_is_refused_naming_the_key(case):
+    with pytest.raises(ConfigError) as refused:
+        load_sweep(_bad_file(case), "mine.yaml", ear_xnli)
+    assert refused.value.field == f"mine.yaml: {BAD_VALUES[case][2]}"
+
+
+@pytest.mark.parametrize("case", ["negative top_k", "seeds as text", "no points"])
+def test_a_bad_file_exits_2_in_one_line(case, tmp_path, capsys):
+    (tmp_path / "bad.yaml").write_text(_bad_file(case))
+    capsys.readouterr()
+    assert main(ear_xnli, ["--config", str(tmp_path / "bad.yaml"), "--dry-run"]) == EXIT_BAD_INPUT
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"error: invalid setting {tmp_path / 'bad.yaml'}: ")
+    assert BAD_VALUES[case][2] in captured.err and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "setting, file_value, text",
+    [
+        ("top_k", "-5", "-5"),
+        ("search_trials", "0", "0"),
+        ("log_models", "3", "3"),
+        ("cpus_per_trial", "-1", "-1"),
+    ],
+)
+def test_a_file_and_set_refuse_a_value_with_the_same_rule(setting, file_value, text):
+    spec = experiment_spec(ear_xnli, "smoke", None)
+    with pytest.raises(ConfigError) as by_set:
+        apply_overrides(spec, {setting: text})
+    line = next(line for line in sweep_text(spec).splitlines() if line.startswith(f"{setting}:"))
+    with pytest.raises(ConfigError) as by_file:
+        load_sweep(sweep_text(spec).replace(line, f"{setting}: {file_value}"), "f.yaml", ear_xnli)
+    assert by_file.value.allowed == by_set.value.allowed
+    assert by_file.value.field == f"f.yaml: {by_set.value.field}"
+
+
+def test_the_values_a_file_writes_are_the_values_it_accepts():
+    spec = experiment_spec(ear_xnli, "paper", None)
+    apply_overrides(spec, {"seeds": "auto", "top_k": "2", "cpus_per_trial": "1.5"})
+    loaded = load_sweep(sweep_text(spec), "f.yaml", ear_xnli)
+    assert (loaded.seeds, loaded.seed_rounds) == (spec.seeds, spec.seed_rounds)
+    assert (loaded.top_k, loaded.cpus_per_trial) == (2, 1.5)

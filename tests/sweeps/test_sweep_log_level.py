@@ -1,10 +1,12 @@
-"""A sweep's -v/-q: the flags, the level its Ray trial workers are given, and the plan that
--q still prints (it is the result of --dry-run)."""
+"""A sweep's -v/-q: the flags, the level and library settings its Ray trial workers are given,
+Ray's authentication mode, and the plan that -q still prints (it is the result of --dry-run)."""
 
+import os
 import re
+import sys
 
 import pytest
-from sweep_helpers import DEMO_SETTINGS, REPO, run_command, set_arguments
+from sweep_helpers import DEMO_SETTINGS, ONE_EAR, REPO, TINY, run_command, set_arguments
 from tracking_stores import tracking_store
 
 from sweeps import ear_xnli, runner
@@ -20,17 +22,41 @@ def test_the_sweep_scripts_take_v_and_q():
     assert parser.parse_args(["-v"]).verbosity == VERBOSE
 
 
-def test_the_workers_get_the_drivers_level_when_it_is_not_the_default(monkeypatch):
+def test_the_workers_log_warnings_and_keep_the_libraries_quiet_unless_verbose(monkeypatch):
     monkeypatch.delenv(PLUGINS_VARIABLE, raising=False)
-    configure(DEFAULT)
-    assert runner._worker_env() is None  # trials log at INFO by themselves
-    configure(QUIET)
-    assert runner._worker_env() == {"env_vars": {LEVEL_VARIABLE: "WARNING"}}
+    monkeypatch.delenv("TRANSFORMERS_VERBOSITY", raising=False)
+    for verbosity in (QUIET, DEFAULT):
+        configure(verbosity)
+        env = runner._worker_env()["env_vars"]
+        assert env[LEVEL_VARIABLE] == "WARNING"  # the trials' steps are -v's; warnings show
+        assert env["TRANSFORMERS_VERBOSITY"] == "error"
+        assert env["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+        assert env["RAY_LOGGER_LEVEL"] == env["MLFLOW_LOGGING_LEVEL"] == "warning"
     monkeypatch.setenv(PLUGINS_VARIABLE, "my_plugin")
     configure(VERBOSE)
     assert runner._worker_env() == {
         "env_vars": {PLUGINS_VARIABLE: "my_plugin", LEVEL_VARIABLE: "DEBUG"}
     }
+
+
+def test_a_library_setting_the_user_chose_reaches_the_workers(monkeypatch):
+    monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "info")
+    configure(DEFAULT)
+    assert runner._worker_env()["env_vars"]["TRANSFORMERS_VERBOSITY"] == "info"
+
+
+def test_a_local_ray_is_asked_for_token_authentication_by_name(monkeypatch):
+    # Ray reads the mode when it is imported: only a driver that has not imported it yet.
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.delenv(runner.RAY_AUTH_MODE_ENV, raising=False)
+    monkeypatch.delitem(sys.modules, "ray", raising=False)
+    runner._name_token_auth("ray://cluster:10001")  # a cluster's mode is its own
+    assert runner.RAY_AUTH_MODE_ENV not in os.environ
+    runner._name_token_auth(None)
+    assert os.environ[runner.RAY_AUTH_MODE_ENV] == "token"
+    monkeypatch.setenv(runner.RAY_AUTH_MODE_ENV, "disabled")  # the user's choice stands
+    runner._name_token_auth(None)
+    assert os.environ[runner.RAY_AUTH_MODE_ENV] == "disabled"
 
 
 def test_quiet_still_prints_the_dry_run_plan(capsys):
@@ -41,12 +67,18 @@ def test_quiet_still_prints_the_dry_run_plan(capsys):
 
 
 @pytest.mark.slow
-def test_the_trials_lines_reach_the_drivers_terminal(ear_xnli_smoke):
-    # Logged in the Ray workers (sweeps/trainable.py), forwarded by Ray to the driver.
-    out = ear_xnli_smoke.completed.stdout
+def test_with_v_the_trials_steps_reach_the_drivers_terminal(tmp_path):
+    # Logged in the Ray workers (sweeps/trainable.py), forwarded by Ray to the driver; the
+    # progress lines of trials starting are -v's too. Two configurations, two seeds (the
+    # seed-aware test needs two).
+    argv = [str(REPO / "sweeps" / "ear_xnli.py"), "--preset", "smoke", "-v", *TINY, *ONE_EAR]
+    tracking_store(tmp_path)
+    completed = run_command([*argv, "--set", "seeds=0,1", "--set", "log_models=false"], tmp_path)
+    out = completed.stdout
     assert re.search(r"\] step \d+: train/loss=", out), out[-3000:]
     assert re.search(r"\] finished: ", out), out[-3000:]
-    assert "Selected configuration: " in out
+    assert re.search(r"^\[grid\] trials: 0 ended, \d running, \d pending; ETA after", out, re.M)
+    assert "Verdict: " in out and "Logged to parent run " in out
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from tiny_models import tiny_bert
 from tiny_trials import TINY_TRIAL
 from transformers import AutoModelForSequenceClassification
 
-from xlt_core.adjustment import adjust
+from xlt_core.adjustment import adjust, adjustment_optimiser
 from xlt_core.config import TrialConfig
 from xlt_core.data.alignment import AlignedPairs, aligned_pairs
 from xlt_core.data.parallel import load_parallel
@@ -73,6 +73,24 @@ def test_alignment_losses_match_a_hand_computation():
     # a frozen copy of the encoder itself gives no regularisation
     _, zero = alignment_losses(encoder, copy.deepcopy(encoder), make_batch(pairs, [0, 1], pad_id=0))
     assert zero.item() == pytest.approx(0.0, abs=1e-10)
+
+
+def test_the_adjustment_optimiser_is_the_released_codes_adam_with_a_constant_rate():
+    """efimov2023 L125 ("the Adam optimizer"), the released code as issue 42 quotes it:
+    Adam(betas=(0.9, 0.98), eps=1e-9), no weight decay, constant after the warm-up."""
+    weight = torch.nn.Parameter(torch.zeros(2))
+    optimizer, scheduler = adjustment_optimiser([weight], 5e-5, total_steps=20)
+    assert type(optimizer) is torch.optim.Adam  # not AdamW (a subclass of Adam)
+    group = optimizer.param_groups[0]
+    assert (group["betas"], group["eps"], group["weight_decay"]) == ((0.9, 0.98), 1e-9, 0)
+    rates = []
+    for _ in range(20):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    # 10% warm-up (2 of 20 steps) from 0, then 5e-5 to the last step: no decay.
+    assert rates[:2] == pytest.approx([0.0, 2.5e-5])
+    assert rates[2:] == pytest.approx([5e-5] * 18)
 
 
 def test_continual_objective_adds_weighted_alignment_parts():

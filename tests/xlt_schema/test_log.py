@@ -4,6 +4,7 @@ level of -q / (default) / -v."""
 import argparse
 import io
 import logging
+import os
 import sys
 
 import pytest
@@ -52,13 +53,47 @@ def test_configuring_again_replaces_the_handler(capsys):
     assert capsys.readouterr().out == "once\n"
 
 
-def test_quiet_also_silences_mlflows_own_notes_and_gives_them_back():
+@pytest.fixture
+def fresh_libraries(monkeypatch):
+    """MLflow's and Ray's loggers as their imports leave them (INFO), no level variable set
+    (as for a user who set none), and `configure` not called yet; all restored afterwards."""
+    loggers = [logging.getLogger(name) for name in log.LIBRARY_LEVELS]
+    before = [logger.level for logger in loggers]
+    for variable in log.LIBRARY_LEVELS.values():
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(log, "_LIBRARY_LEVELS", {})
+    for logger in loggers:
+        logger.setLevel(logging.INFO)
+    yield
+    for logger, level in zip(loggers, before):
+        logger.setLevel(level)
+
+
+@pytest.mark.parametrize("verbosity", [log.QUIET, log.DEFAULT])
+def test_only_verbose_shows_the_libraries_own_notes(verbosity, fresh_libraries):
     mlflow_logger = logging.getLogger("mlflow")
-    own = mlflow_logger.level
-    log.configure(log.QUIET)
+    log.configure(verbosity)
     assert mlflow_logger.level == logging.WARNING
+    assert mlflow_logger.isEnabledFor(logging.WARNING)  # its warnings still show
+    log.configure(log.VERBOSE)
+    assert mlflow_logger.level == logging.INFO
+
+
+def test_a_library_level_the_user_set_is_kept(fresh_libraries, monkeypatch):
+    monkeypatch.setenv("MLFLOW_LOGGING_LEVEL", "DEBUG")
     log.configure(log.DEFAULT)
-    assert mlflow_logger.level == own
+    assert logging.getLogger("mlflow").level == logging.DEBUG
+    assert os.environ["MLFLOW_LOGGING_LEVEL"] == "DEBUG"
+
+
+def test_a_library_not_imported_yet_reads_its_level_from_its_variable(fresh_libraries, monkeypatch):
+    monkeypatch.delitem(sys.modules, "ray", raising=False)  # Ray reads it when imported
+    logging.getLogger("ray").setLevel(logging.NOTSET)
+    log.configure(log.DEFAULT)
+    assert os.environ["RAY_LOGGER_LEVEL"] == "warning"
+    log.configure(log.VERBOSE)
+    assert "RAY_LOGGER_LEVEL" not in os.environ
+    assert logging.getLogger("ray").level == logging.INFO  # not NOTSET: the root's WARNING
 
 
 def test_flags():
@@ -69,6 +104,18 @@ def test_flags():
     assert parser.parse_args(["--quiet"]).verbosity == log.QUIET
     with pytest.raises(SystemExit):
         parser.parse_args(["-v", "-q"])
+
+
+def test_flags_before_or_after_a_subcommand():
+    parser = argparse.ArgumentParser()
+    log.add_verbosity_flags(parser)
+    command = parser.add_subparsers(dest="command").add_parser("report")
+    log.add_verbosity_flags(command, default=argparse.SUPPRESS)
+    assert parser.parse_args(["report"]).verbosity == log.DEFAULT
+    assert parser.parse_args(["-v", "report"]).verbosity == log.VERBOSE
+    assert parser.parse_args(["report", "-v"]).verbosity == log.VERBOSE
+    assert parser.parse_args(["-q", "report"]).verbosity == log.QUIET
+    assert parser.parse_args(["-q", "report", "-v"]).verbosity == log.VERBOSE  # the later
 
 
 @pytest.mark.parametrize(

@@ -27,7 +27,8 @@ register_objective(
         step_cost=EAR_STEP_COST,
         hyperparameters=("alpha", "beta", "layer", "m"),
         # Strategy `search`: around both published settings (alpha 0.1-1.8, beta 0.1-1)
-        # and over the paper's layers.
+        # and over the paper's layers; m = 1 keeps a smoke search cheap, a paper preset's
+        # search keeps its card's m (sweeps/search.py fixed_axes).
         search_ranges={
             "alpha": ("float", 0.1, 2.0, 0.1),
             "beta": ("float", 0.05, 1.0, 0.05),

@@ -1,8 +1,9 @@
 """WikiANN NER (Pan et al. 2017) as token classification, behind the task protocol.
 
 Training on English, selection on English dev entity F1, evaluation on every target
-language: metrics `dev/en/f1`, `test/<lang>/f1`; per-sentence [tp, fp, fn] counts in the
-scores artifact so a permutation test can recompute corpus F1. Objectives: fine-tuning and
+language: metrics `dev/en/f1`, `test/<lang>/f1` (entity level) and `.../token_f1` (word
+level, beside it); per-sentence entity [tp, fp, fn] counts in the scores artifact so a
+permutation test can recompute corpus F1. Objectives: fine-tuning and
 the perturbation objectives (ADV, RS-RP), which work on any head's loss; EAR and RS-DA
 copy sentence pairs and are not defined for tagged sentences. Every adaptation.
 """
@@ -57,7 +58,12 @@ class NERTask(DeclaredTask):
         return encode
 
     def evaluator(self, config: TrialConfig, model, tokenizer, device) -> SetEvaluator:
-        from xlt_core.tasks.token_classification import encode_tokens, predict_tags, score_tags
+        from xlt_core.tasks.token_classification import (
+            TOKEN_F1,
+            encode_tokens,
+            predict_tags,
+            score_tags,
+        )
 
         sets = {
             key: encode_tokens(tokenizer, sentences, config.max_seq_length)
@@ -71,7 +77,8 @@ class NERTask(DeclaredTask):
             predictions = predict_tags(model, encoded, batch_size, pad_id, device, budget)
             return score_tags(predictions, encoded.tags)
 
-        return SetEvaluator(score, list(sets), ("dev", config.source_lang), "f1")
+        dev = ("dev", config.source_lang)
+        return SetEvaluator(score, list(sets), dev, "f1", extra_metrics=(TOKEN_F1,))
 
     def _evaluation_sets(self, config: TrialConfig) -> dict:
         keys = [("dev", config.source_lang), *(("test", lang) for lang in config.target_langs)]

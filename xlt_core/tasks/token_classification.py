@@ -1,5 +1,7 @@
 """NER as token classification: encoding with first-subword labels, prediction, and
-entity-level scoring (seqeval's CoNLL-style span extraction)."""
+scoring at two levels: entities (seqeval's CoNLL-style spans: `f1`, what HuggingFace's
+run_ner*.py scripts report) and words (`token_f1`: micro F1 over each word's tag, the O tag
+left out, as efimov2023 L107 names its metric, "token-level micro-averaged F1")."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from xlt_core.batching import PaddedTrainingSet, pad_batch, token_budget_batches
 from xlt_core.data.ner import NER_LABELS, TaggedSentence
 
 IGNORE = -100  # label of non-first subwords and special tokens: no loss, no prediction
+TOKEN_F1 = "token_f1"  # the word-level metric, logged as `<split>/<lang>/token_f1`
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,15 @@ def entity_counts(gold: Sequence[str], predicted: Sequence[str]) -> list[int]:
     return [tp, len(predicted_entities) - tp, len(gold_entities) - tp]
 
 
+def token_counts(gold: Sequence[int], predicted: Sequence[int]) -> list[int]:
+    """[true positives, false positives, false negatives] of word tags in one sentence: a
+    word counts where its gold or predicted tag is an entity tag (not O, id 0), right only
+    when the two tags are equal (B- and I- distinct), as sklearn's micro F1 over the non-O
+    labels counts."""
+    tp = sum(g == p != 0 for g, p in zip(gold, predicted, strict=True))
+    return [tp, sum(p != 0 for p in predicted) - tp, sum(g != 0 for g in gold) - tp]
+
+
 def f1_from_counts(counts: np.ndarray) -> float:
     """Micro F1 over the summed [tp, fp, fn] counts (0 when there is nothing to find or predict)."""
     tp, fp, fn = np.asarray(counts).reshape(-1, 3).sum(axis=0)
@@ -106,18 +118,19 @@ def f1_from_counts(counts: np.ndarray) -> float:
 
 
 def score_tags(predictions: Sequence[Sequence[int]], tags: Sequence[Sequence[int]]) -> dict:
-    """Entity-level micro F1 and the per-sentence counts the permutation test recomputes it from."""
+    """Entity-level micro F1 (`value`) and the per-sentence counts the permutation test
+    recomputes it from; word-level micro F1 (`token_f1`) beside it."""
     names = lambda ids: [NER_LABELS[i] for i in ids]  # noqa: E731
-    counts = [
-        entity_counts(names(gold), names(predicted))
-        for gold, predicted in zip(tags, predictions, strict=True)
-    ]
+    pairs = list(zip(tags, predictions, strict=True))
+    counts = [entity_counts(names(gold), names(predicted)) for gold, predicted in pairs]
     value = f1_from_counts(np.asarray(counts))
+    token_f1 = f1_from_counts(np.asarray([token_counts(g, p) for g, p in pairs]))
     # `scores`: per-sentence F1 (1 for a sentence with no entity either side), for paired views.
     scores = [f1_from_counts(np.asarray(c)) if sum(c) else 1.0 for c in counts]
     return {
         "metric": "f1",
         "value": value,
+        TOKEN_F1: token_f1,
         "counts": counts,
         "scores": scores,
         "predictions": [list(p) for p in predictions],
