@@ -442,7 +442,9 @@ def test_cli_quiet_prints_only_the_verdict_and_the_paths_and_no_progress_bar(swe
     finally:
         sweep.client.delete_tag(sweep.parent_run_id, PAPER_TAG)
     verdict, languages, files, *paths = completed.stdout.splitlines()
-    assert verdict.startswith(f"Verdict: The selected configuration {GOOD_LABEL} beats")
+    # Decided on held-out test, the selection's dev evidence after it on the same line.
+    assert verdict.startswith("Verdict: On held-out test (mean over its 3 languages), ")
+    assert f"the selected configuration {GOOD_LABEL} beats" in verdict
     assert languages.startswith("         On test, against the baseline")
     assert files == f"Report files: {out_dir / 'report.md'}"
     assert paths[:2] == [

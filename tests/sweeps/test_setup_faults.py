@@ -168,4 +168,7 @@ def test_a_plugin_that_is_missing_or_raises_exits_2_in_one_line(plugin, named, t
     assert completed.returncode == EXIT_BAD_INPUT, completed.stderr
     assert completed.stderr.startswith(f"error: invalid setting XLT_PLUGINS='{plugin}'")
     assert named in completed.stderr and completed.stderr.count("\n") == 1
-    assert sorted(path.name for path in Path(tmp_path).iterdir()) == ["broken_plugin.py"]
+    # Nothing written beside the plugin (no lock, store or results); Python's own bytecode
+    # cache of the plugin is written where the environment allows it (make test does).
+    written = {path.name for path in Path(tmp_path).iterdir()} - {"__pycache__"}
+    assert written == {"broken_plugin.py"}
