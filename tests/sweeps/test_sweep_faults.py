@@ -50,14 +50,16 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
 
     monkeypatch.chdir(tmp_path)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    # Long enough (5 evaluations) for the kill to land mid-training.
+    # Long enough for the kill to land mid-training: six evaluations, a checkpoint each, about
+    # 15 s of training on a quiet machine. Two epochs of the same data (6 s) ended before the
+    # poll saw a checkpoint in some runs, and the test then waited for nothing (CI, 2026-12-04).
     overrides = [
         *_settings(TINY),
         *_settings(ONE_EAR),
         "seeds=0",
-        "epochs=2",
+        "epochs=6",
         "max_train_examples=600",
-        "evals_per_epoch=3",
+        "evals_per_epoch=1",
     ]
     spec = smoke_spec("ear_xnli", overrides)
     spec.points = [
@@ -96,6 +98,10 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
         def training_run_with_checkpoint():
             """A running, converging trial whose first checkpoint Tune has recorded (the driver
             wrote its result.json line, which it does after registering the checkpoint)."""
+            assert driver.is_alive(), (
+                f"the sweep ended (failed trials: {outcome.get('failed')}) before the poll saw a "
+                "training trial with a checkpoint: the window closed; train longer"
+            )
             for run in child_runs(uri):
                 if (
                     run.info.status == "RUNNING"

@@ -4,6 +4,7 @@ Ray's authentication mode, and the plan that -q still prints (it is the result o
 import os
 import re
 import sys
+from unittest import mock
 
 import pytest
 from sweep_helpers import DEMO_SETTINGS, ONE_EAR, REPO, TINY, run_command, set_arguments
@@ -47,16 +48,20 @@ def test_a_library_setting_the_user_chose_reaches_the_workers(monkeypatch):
 
 def test_a_local_ray_is_asked_for_token_authentication_by_name(monkeypatch):
     # Ray reads the mode when it is imported: only a driver that has not imported it yet.
+    # The environment is restored whole afterwards: `_name_token_auth` writes os.environ
+    # itself, and monkeypatch does not undo a variable that was absent when it was deleted,
+    # so the mode leaked into the next tests of the worker.
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    monkeypatch.delenv(runner.RAY_AUTH_MODE_ENV, raising=False)
     monkeypatch.delitem(sys.modules, "ray", raising=False)
-    runner._name_token_auth("ray://cluster:10001")  # a cluster's mode is its own
-    assert runner.RAY_AUTH_MODE_ENV not in os.environ
-    runner._name_token_auth(None)
-    assert os.environ[runner.RAY_AUTH_MODE_ENV] == "token"
-    monkeypatch.setenv(runner.RAY_AUTH_MODE_ENV, "disabled")  # the user's choice stands
-    runner._name_token_auth(None)
-    assert os.environ[runner.RAY_AUTH_MODE_ENV] == "disabled"
+    with mock.patch.dict(os.environ):
+        os.environ.pop(runner.RAY_AUTH_MODE_ENV, None)
+        runner._name_token_auth("ray://cluster:10001")  # a cluster's mode is its own
+        assert runner.RAY_AUTH_MODE_ENV not in os.environ
+        runner._name_token_auth(None)
+        assert os.environ[runner.RAY_AUTH_MODE_ENV] == "token"
+        os.environ[runner.RAY_AUTH_MODE_ENV] = "disabled"  # the user's choice stands
+        runner._name_token_auth(None)
+        assert os.environ[runner.RAY_AUTH_MODE_ENV] == "disabled"
 
 
 def test_quiet_still_prints_the_dry_run_plan(capsys):
