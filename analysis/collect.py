@@ -525,13 +525,6 @@ def _compact(values):
         return values
 
 
-def load_example_scores(
-    client: MlflowClient, run_ids: list[str], split: str, lang: str
-) -> np.ndarray:
-    """Per-example scores of each run on ``split``/``lang``, shaped (len(run_ids), n_examples)."""
-    return ExampleScores(client).scores(run_ids, split, lang)
-
-
 def probing_distances(client: MlflowClient, run_id: str, state: str) -> dict | None:
     """A trial's probing distances at one model state (``{"related": [...], "unrelated":
     [...]}``, from ``probing/<state>_distances.json``), or None when the run has none (it did

@@ -15,19 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from mlflow import MlflowClient
 
 from analysis.collect import (
     SOURCE_LANGUAGE,
     ExampleScores,
-    collect_trials,
     connect,
     evaluation_splits,
-    find_parent_run,
     split_languages,
     tidy_metrics,
 )
-from analysis.completeness import incomplete_note, newest_complete_sweep
 from analysis.papers import (
     GENERALIZED,
     load_published_results,
@@ -49,6 +45,7 @@ from analysis.select import (
     select_best,
 )
 from analysis.stats import DEFAULT_TEST
+from analysis.sweep_records import ComparedSweep, read_compared_sweep
 from analysis.tables import Table, to_latex, to_markdown
 
 MARKDOWN_NAME = "compare.md"
@@ -125,31 +122,20 @@ def _significance(
 
 
 def comparison_cells(
-    client: MlflowClient,
-    experiment: str,
+    sweep: ComparedSweep,
     baseline_method: str = DEFAULT_BASELINE_METHOD,
     correction: str = DEFAULT_CORRECTION,
-    include_incomplete: bool = False,
     test: str = DEFAULT_TEST,
 ) -> pd.DataFrame:
-    """The cells of one sweep (its newest complete parent run with finished trials; with
-    ``include_incomplete`` its newest with finished trials, rows marked when incomplete): its
-    baseline and each method's selected configuration, per evaluation split, metric and
-    language, with whether the difference to the sweep's baseline is significant (``test``,
-    by default the seed-aware one whatever the sweep's paper used; p-values corrected over
-    languages)."""
-    if include_incomplete:
-        parent = find_parent_run(client, experiment)
-        trials = collect_trials(client, parent.info.run_id)
-    else:
-        parent, trials = newest_complete_sweep(client, experiment)
-    params = parent.data.params
-    note = incomplete_note(parent, len(trials))
-    name = f"{experiment} ({note.split(' (')[0]})" if note else experiment
+    """The cells of one sweep (:func:`analysis.sweep_records.read_compared_sweep`, its rows
+    named by ``sweep.name``): its baseline and each method's selected configuration, per
+    evaluation split, metric and language, with whether the difference to the sweep's
+    baseline is significant (``test``, by default the seed-aware one whatever the sweep's
+    paper used; p-values corrected over languages)."""
+    name, params, trials, scores = sweep.name, sweep.params, sweep.trials, sweep.scores
     metric = params.get("selection_metric") or default_selection_metric(trials)
     baseline_key = baseline_config_key(trials, baseline_method)
     means = aggregate_over_seeds(tidy_metrics(trials))
-    scores = ExampleScores(client)
     rows = [(baseline_key, f"{name}: {baseline_method} (baseline)")] + [
         (selection.config_key, f"{name}: {selection.config_label}")
         for selection in method_selections(trials, metric, baseline_method)
@@ -241,7 +227,12 @@ def compare_sweeps(
     client = connect(tracking_uri)
     cells = pd.concat(
         [
-            comparison_cells(client, name, baseline_method, correction, include_incomplete, test)
+            comparison_cells(
+                read_compared_sweep(client, name, include_incomplete),
+                baseline_method,
+                correction,
+                test,
+            )
             for name in experiments
         ],
         ignore_index=True,

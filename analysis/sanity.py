@@ -12,19 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
-from mlflow import MlflowClient
 
 from analysis.collect import AnalysisError, ExampleScores, parse_metric_key
-from xlt_schema import (
-    CONFIG_LABEL_TAG,
-    DIVERGED_FAILURE,
-    FAILURE_TAG,
-    PARENT_RUN_TAG,
-    PHASE_TAG,
-    REPORT_PHASE_TAG,
-    ROLE_TAG,
-    TRIAL_ROLE,
-)
+from xlt_schema import DIVERGED_FAILURE
 
 LOSS_CURVE = "train/loss"  # the mean training loss since the previous evaluation, per step
 # |last| / |first| of a loss curve from which it counts as blown up (two orders of magnitude).
@@ -171,25 +161,6 @@ def config_chance_warning(
     )
 
 
-def diverged_configs(client: MlflowClient, parent) -> dict[str, list[str]]:
-    """config label -> the seeds of its trial runs (of the reported phase) that failed
-    because their loss diverged."""
-    filter_string = (
-        f"tags.`{PARENT_RUN_TAG}` = '{parent.info.run_id}' and tags.`{ROLE_TAG}` = "
-        f"'{TRIAL_ROLE}' and attributes.status = 'FAILED'"
-    )
-    phase = parent.data.tags.get(REPORT_PHASE_TAG)
-    if phase:
-        filter_string += f" and tags.`{PHASE_TAG}` = '{phase}'"
-    runs = client.search_runs([parent.info.experiment_id], filter_string, max_results=50000)
-    found: dict[str, list[str]] = {}
-    for run in runs:
-        if run.data.tags.get(FAILURE_TAG, "").startswith(DIVERGED):
-            label = run.data.tags.get(CONFIG_LABEL_TAG, run.info.run_id)
-            found.setdefault(label, []).append(run.data.params.get("seed", "?"))
-    return {label: sorted(seeds) for label, seeds in sorted(found.items())}
-
-
 def diverged_warning(configs: Mapping[str, list[str]]) -> str:
     """A warning naming the configurations whose trials diverged; "" when none did."""
     if not configs:
@@ -218,54 +189,26 @@ def _dev_labels(scores: ExampleScores, trials: pd.DataFrame, metric: str) -> lis
         return None
 
 
-def _loss_curves(client: MlflowClient, trials: pd.DataFrame) -> dict[str, list[float]]:
-    curves = {}
-    for row in trials.itertuples(index=False):
-        history = sorted(client.get_metric_history(row.run_id, LOSS_CURVE), key=lambda m: m.step)
-        curves[f"{row.config_label} seed {row.seed}"] = [point.value for point in history]
-    return curves
-
-
 @dataclass(frozen=True)
 class TrainingRecords:
-    """What the warnings read from the tracking server besides the trials and their scores."""
+    """What the warnings read from the tracking server besides the trials and their scores
+    (read by :func:`analysis.sweep_records.read_training_records`)."""
 
-    diverged: Mapping[str, list[str]]  # of diverged_configs
+    diverged: Mapping[str, list[str]]  # of analysis.sweep_records.diverged_configs
     loss_curves: Mapping[str, list[float]]  # "<config label> seed <seed>" -> loss per step
 
 
-def read_training_records(client: MlflowClient, trials: pd.DataFrame, parent=None):
-    """The diverged trials of ``parent`` (its Run; none without it) and the trials' loss
-    curves."""
-    return TrainingRecords(
-        diverged=diverged_configs(client, parent) if parent is not None else {},
-        loss_curves=_loss_curves(client, trials),
-    )
-
-
 def sanity_warnings(
-    client: MlflowClient,
-    scores: ExampleScores,
-    trials: pd.DataFrame,
-    metric: str,
-    baseline_label: str = "",
-    parent=None,
-) -> list[str]:
-    """Every warning that applies to the sweep whose finished trials are ``trials``,
-    selected on ``metric``; per configuration against ``baseline_label`` (the baseline's
-    config label) when given, and on the failed trials of ``parent`` (its Run) when given."""
-    records = read_training_records(client, trials, parent)
-    return warnings_of(records, scores, trials, metric, baseline_label)
-
-
-def warnings_of(
     records: TrainingRecords,
     scores: ExampleScores,
     trials: pd.DataFrame,
     metric: str,
     baseline_label: str = "",
 ) -> list[str]:
-    """:func:`sanity_warnings` on training records already read."""
+    """Every warning that applies to the sweep whose finished trials are ``trials``,
+    selected on ``metric``; per configuration against ``baseline_label`` (the baseline's
+    config label) when given; on the diverged trials and loss curves of ``records``
+    (:func:`analysis.sweep_records.read_training_records`)."""
     labels = _dev_labels(scores, trials, metric)
     means = _config_means(trials, metric)
     at_chance_labels = chance_configs(means, baseline_label, labels) if labels else []

@@ -5,7 +5,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
-from mlflow import MlflowClient
 
 from analysis.collect import (
     AnalysisError,
@@ -253,10 +252,6 @@ def resolve_config(trials: pd.DataFrame, name: str, role: str = "reference") -> 
     )
 
 
-def _scores_of(source: ExampleScores | MlflowClient) -> ExampleScores:
-    return source if isinstance(source, ExampleScores) else ExampleScores(source)
-
-
 def paired_run_ids(
     trials: pd.DataFrame, system_key: str, reference_key: str
 ) -> tuple[list[str], list[str], list[int]]:
@@ -295,19 +290,19 @@ def tested_counts(
     return None
 
 
-def _paired_languages(scores, trials: pd.DataFrame, keys: tuple[str, str], split: str, test: str):
+def _paired_languages(trials: pd.DataFrame, keys: tuple[str, str], split: str, test: str):
     """The checked inputs of a comparison of the configurations ``keys`` (system, reference)
-    on ``split``: the scores' reader, both sides' run ids paired by seed, the languages."""
+    on ``split``: both sides' run ids paired by seed, the languages."""
     _check_choice("significance_test", test, SIGNIFICANCE_TESTS)
     system_ids, reference_ids, _ = paired_run_ids(trials, *keys)
     languages = split_languages(trials, split)
     if not languages:
         raise AnalysisError(f"no finished trial logged a metric on the {split!r} split")
-    return _scores_of(scores), (system_ids, reference_ids), languages
+    return (system_ids, reference_ids), languages
 
 
 def compare_configs(
-    scores: ExampleScores | MlflowClient,
+    scores: ExampleScores,
     trials: pd.DataFrame,
     system_key: str,
     reference_key: str,
@@ -329,9 +324,7 @@ def compare_configs(
     the crossed (through their linearised contributions) or the permutation test.
     """
     _check_choice("correction", correction, (*CORRECTIONS, "none"))
-    scores, run_ids, languages = _paired_languages(
-        scores, trials, (system_key, reference_key), split, test
-    )
+    run_ids, languages = _paired_languages(trials, (system_key, reference_key), split, test)
     rows = [
         _language_comparison(scores, run_ids, split, lang, test, n_resamples, seed)
         for lang in languages
@@ -387,7 +380,7 @@ def _language_units(scores: ExampleScores, run_ids: tuple[list, list], split: st
 
 
 def compare_average(
-    scores: ExampleScores | MlflowClient,
+    scores: ExampleScores,
     trials: pd.DataFrame,
     system_key: str,
     reference_key: str,
@@ -402,9 +395,7 @@ def compare_average(
     the languages' metrics and a seed's run shifts its units in every language together.
     Keys: languages, system_mean, reference_mean and the fields of PairedTestResult.
     """
-    scores, run_ids, languages = _paired_languages(
-        scores, trials, (system_key, reference_key), split, test
-    )
+    run_ids, languages = _paired_languages(trials, (system_key, reference_key), split, test)
     units = [_language_units(scores, run_ids, split, lang) for lang in languages]
     total = sum(system.shape[1] for system, _ in units)
     weights = [total / (len(units) * system.shape[1]) for system, _ in units]
@@ -433,7 +424,7 @@ def _with_corrections(table: pd.DataFrame, correction: str) -> pd.DataFrame:
 
 
 def compare_to_baseline(
-    scores: ExampleScores | MlflowClient,
+    scores: ExampleScores,
     trials: pd.DataFrame,
     config_key: str,
     split: str = TEST_SPLIT,
@@ -447,7 +438,7 @@ def compare_to_baseline(
 
 
 def significance_marks(
-    scores: ExampleScores | MlflowClient,
+    scores: ExampleScores,
     trials: pd.DataFrame,
     baseline_key: str,
     reference_key: str | None,
@@ -463,7 +454,6 @@ def significance_marks(
     set where the corrected p-value is below 0.05, whatever the sign of the difference
     (the table's means show the direction).
     """
-    scores = _scores_of(scores)
     tables = []
     for config_key in sorted(trials["config_key"].unique()):
         for against, against_key, mark in (

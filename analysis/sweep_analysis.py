@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-from mlflow.entities import Run
 
 from analysis.collect import (
     DEV_SPLIT,
@@ -36,7 +35,7 @@ from analysis.reproduction import (
     sweep_cells,
     sweep_task_and_model,
 )
-from analysis.sanity import warnings_of
+from analysis.sanity import sanity_warnings
 from analysis.select import (
     CONFIG_COLUMNS,
     DEFAULT_BASELINE_METHOD,
@@ -55,7 +54,7 @@ from analysis.select import (
 )
 from analysis.sequential import sequential_section
 from analysis.stats import DEFAULT_TEST, SIGNIFICANCE_TESTS
-from analysis.sweep_records import SweepRecords
+from analysis.sweep_records import ParentRun, SweepRecords
 from analysis.tables import Table
 from analysis.verdict import (
     BASELINE_ONLY,
@@ -88,7 +87,7 @@ class SweepAnalysis:
     """Everything a sweep's report says, computed."""
 
     experiment: str
-    parent: Run
+    parent: ParentRun
     trials: pd.DataFrame
     seed_means: pd.DataFrame  # aggregate_over_seeds of the trials' tidy metrics
     test: str  # the significance test, one of SIGNIFICANCE_TESTS
@@ -170,7 +169,7 @@ def analyse_sweep(records: SweepRecords, options: ReportOptions) -> SweepAnalysi
         verdict=verdict,
         baseline_mean=baseline_mean,
         warnings=tuple(
-            warnings_of(records.training, scores, trials, selection.metric, baseline_label)
+            sanity_warnings(records.training, scores, trials, selection.metric, baseline_label)
         ),
         incomplete=incomplete_note(parent, len(trials)),
         effect_sizes=_effect_sizes(
@@ -254,7 +253,7 @@ def _tests_against_baseline(
     return comparisons, marks
 
 
-def significance_test_of(parent: Run, override: str | None) -> str:
+def significance_test_of(parent: ParentRun, override: str | None) -> str:
     """``override``, else the seed-aware default: the parent run's ``significance_test``
     param names the paper's seed-averaged test, which stays selectable by name but no
     longer decides (docs/statistics.md)."""

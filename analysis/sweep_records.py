@@ -1,6 +1,7 @@
-"""The read step of a report: everything it takes from the tracking server about one sweep,
-read before anything is computed (:mod:`analysis.sweep_analysis` reads nothing itself but
-the per-example scores, through :class:`~analysis.collect.ExampleScores`)."""
+"""The read step of a report and of a comparison: everything they take from the tracking
+server about one sweep, read before anything is computed (:mod:`analysis.sweep_analysis`
+and :mod:`analysis.compare` read nothing themselves but the per-example scores, through
+:class:`~analysis.collect.ExampleScores`)."""
 
 from dataclasses import dataclass
 
@@ -8,9 +9,30 @@ import pandas as pd
 from mlflow import MlflowClient
 from mlflow.entities import Run
 
-from analysis.collect import ExampleScores, find_parent_run, finished_trial_runs, trials_table
+from analysis.collect import (
+    ExampleScores,
+    collect_trials,
+    find_parent_run,
+    finished_trial_runs,
+    trials_table,
+)
+from analysis.completeness import incomplete_note, newest_complete_sweep
 from analysis.departures import read_departures
-from analysis.sanity import TrainingRecords, read_training_records
+from analysis.sanity import LOSS_CURVE, TrainingRecords
+from xlt_schema import (
+    CONFIG_LABEL_TAG,
+    DIVERGED_FAILURE,
+    FAILURE_TAG,
+    PARENT_RUN_TAG,
+    PHASE_TAG,
+    REPORT_PHASE_TAG,
+    ROLE_TAG,
+    TRIAL_ROLE,
+)
+
+# A sweep's parent run as the tracking server gives it: what the modules that compute on
+# it name as its type, so that only this reading layer imports mlflow.
+ParentRun = Run
 
 
 @dataclass(frozen=True)
@@ -43,3 +65,66 @@ def read_sweep(
         departures=read_departures(client, parent),
         training=read_training_records(client, trials, parent),
     )
+
+
+def diverged_configs(client: MlflowClient, parent: Run) -> dict[str, list[str]]:
+    """config label -> the seeds of its trial runs (of the reported phase) that failed
+    because their loss diverged."""
+    filter_string = (
+        f"tags.`{PARENT_RUN_TAG}` = '{parent.info.run_id}' and tags.`{ROLE_TAG}` = "
+        f"'{TRIAL_ROLE}' and attributes.status = 'FAILED'"
+    )
+    phase = parent.data.tags.get(REPORT_PHASE_TAG)
+    if phase:
+        filter_string += f" and tags.`{PHASE_TAG}` = '{phase}'"
+    runs = client.search_runs([parent.info.experiment_id], filter_string, max_results=50000)
+    found: dict[str, list[str]] = {}
+    for run in runs:
+        if run.data.tags.get(FAILURE_TAG, "").startswith(DIVERGED_FAILURE):
+            label = run.data.tags.get(CONFIG_LABEL_TAG, run.info.run_id)
+            found.setdefault(label, []).append(run.data.params.get("seed", "?"))
+    return {label: sorted(seeds) for label, seeds in sorted(found.items())}
+
+
+def loss_curves(client: MlflowClient, trials: pd.DataFrame) -> dict[str, list[float]]:
+    """Each trial's training loss per step, keyed ``"<config label> seed <seed>"``."""
+    curves = {}
+    for row in trials.itertuples(index=False):
+        history = sorted(client.get_metric_history(row.run_id, LOSS_CURVE), key=lambda m: m.step)
+        curves[f"{row.config_label} seed {row.seed}"] = [point.value for point in history]
+    return curves
+
+
+def read_training_records(
+    client: MlflowClient, trials: pd.DataFrame, parent: Run | None = None
+) -> TrainingRecords:
+    """The diverged trials of ``parent`` (none without it) and the trials' loss curves."""
+    return TrainingRecords(
+        diverged=diverged_configs(client, parent) if parent is not None else {},
+        loss_curves=loss_curves(client, trials),
+    )
+
+
+@dataclass(frozen=True)
+class ComparedSweep:
+    """One sweep as a comparison (:mod:`analysis.compare`) reads it."""
+
+    name: str  # the experiment, with the parent's state when the sweep is incomplete
+    params: dict  # the parent run's params
+    trials: pd.DataFrame  # analysis.collect.collect_trials: one row per finished trial
+    scores: ExampleScores  # the trials' per-example artifacts, read when first asked
+
+
+def read_compared_sweep(
+    client: MlflowClient, experiment: str, include_incomplete: bool = False
+) -> ComparedSweep:
+    """The newest complete parent run of ``experiment`` with finished trials (with
+    ``include_incomplete``: its newest with finished trials) and its trials."""
+    if include_incomplete:
+        parent = find_parent_run(client, experiment)
+        trials = collect_trials(client, parent.info.run_id)
+    else:
+        parent, trials = newest_complete_sweep(client, experiment)
+    note = incomplete_note(parent, len(trials))
+    name = f"{experiment} ({note.split(' (')[0]})" if note else experiment
+    return ComparedSweep(name, parent.data.params, trials, ExampleScores(client))

@@ -12,13 +12,13 @@ continual settings, with the card's declared departures.
 
 import sys
 
-from sweeps import adjust_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import efimov2023
 
-PAPER = adjust_xnli.PAPER
-# The XNLI sweep's three encoders: the original, the adjusted one, adjusted + continual.
-POINTS = {"smoke": adjust_xnli.POINTS["smoke"], "paper": adjust_xnli.paper_points("adjust_ner")}
+PAPER = efimov2023.PAPER
+# The three encoders (sweeps/families/efimov2023.py): original, adjusted, adjusted + continual.
+POINTS = {"smoke": efimov2023.SMOKE_POINTS, "paper": efimov2023.paper_points("adjust_ner")}
 SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_ner", (shared.PAPER_PRESET,))}
 # The paper's test: a permutation test on entity F1 (predictions concatenated over seeds).
 SIGNIFICANCE_TEST = "permutation"
@@ -29,7 +29,7 @@ SELECTION_METRIC = None
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     if preset == "smoke":
         return {
-            **adjust_xnli.smoke_task_settings("ner", data_dir, ["vi", "de", "es"]),
+            **efimov2023.smoke_task_settings("ner", data_dir, ["vi", "de", "es"]),
             "max_train_examples": 2000,
             "max_eval_examples": 500,
             "epochs": 3.0,

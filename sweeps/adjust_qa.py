@@ -14,13 +14,13 @@ departures.
 
 import sys
 
-from sweeps import adjust_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import efimov2023
 
-PAPER = adjust_xnli.PAPER
-# The XNLI sweep's three encoders: the original, the adjusted one, adjusted + continual.
-POINTS = {"smoke": adjust_xnli.POINTS["smoke"], "paper": adjust_xnli.paper_points("adjust_qa")}
+PAPER = efimov2023.PAPER
+# The three encoders (sweeps/families/efimov2023.py): original, adjusted, adjusted + continual.
+POINTS = {"smoke": efimov2023.SMOKE_POINTS, "paper": efimov2023.paper_points("adjust_qa")}
 SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_qa", (shared.PAPER_PRESET,))}
 # The paper's test on F1: the paired t-test on per-question scores averaged over seeds.
 SIGNIFICANCE_TEST = "ttest"
@@ -28,17 +28,11 @@ SIGNIFICANCE_TEST = "ttest"
 SELECTION_METRIC = None
 
 
-# The smoke QA fine-tuning (adjust_xsr's too): synthetic questions, or with --data-dir the
-# English TyDiQA-GoldP train file (its last 10% the dev set when the dev file is unlabelled);
-# tiny sizes keep a trial short, and windows of 128 leave room for a question and its stride.
-SMOKE_QA_TRAINING = {"max_seq_length": 128, "max_train_examples": 200, "epochs": 2.0}
-
-
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     if preset == "smoke":
         return {
-            **adjust_xnli.smoke_task_settings("qa", data_dir, ["vi", "es"]),
-            **SMOKE_QA_TRAINING,
+            **efimov2023.smoke_task_settings("qa", data_dir, ["vi", "es"]),
+            **efimov2023.SMOKE_QA_TRAINING,
             "max_eval_examples": 30,
         }
     return shared.paper_settings(PAPER, "adjust_qa", preset, data_dir)

@@ -14,13 +14,14 @@ on a dev part of Tatoeba, not on the reported queries).
 
 import sys
 
-from sweeps import adjust_qa, adjust_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import efimov2023
 
-PAPER = adjust_xnli.PAPER
-# The XNLI sweep's three encoders; each trial fine-tunes its encoder on QA, then retrieves.
-POINTS = {"smoke": adjust_xnli.POINTS["smoke"], "paper": adjust_xnli.paper_points("adjust_xsr")}
+PAPER = efimov2023.PAPER
+# The three encoders (sweeps/families/efimov2023.py); each trial fine-tunes its encoder on
+# QA, then retrieves.
+POINTS = {"smoke": efimov2023.SMOKE_POINTS, "paper": efimov2023.paper_points("adjust_xsr")}
 SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_xsr", (shared.PAPER_PRESET,))}
 # Paired t-test on per-query reciprocal ranks averaged over seeds.
 SIGNIFICANCE_TEST = "ttest"
@@ -30,10 +31,10 @@ SELECTION_METRIC = "dev/pooled/mrr"
 
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     if preset == "smoke":
-        # adjust_qa's smoke QA fine-tuning; retrieval tests at most 400 pairs per language.
+        # The smoke QA fine-tuning adjust_qa runs; retrieval tests at most 400 pairs per language.
         return {
-            **adjust_xnli.smoke_task_settings("xsr", data_dir, ["vi", "de", "es"]),
-            **adjust_qa.SMOKE_QA_TRAINING,
+            **efimov2023.smoke_task_settings("xsr", data_dir, ["vi", "de", "es"]),
+            **efimov2023.SMOKE_QA_TRAINING,
             "max_eval_examples": 400,
         }
     return shared.paper_settings(PAPER, "adjust_xsr", preset, data_dir)

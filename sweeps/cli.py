@@ -19,9 +19,9 @@ from sweeps import spaces
 from sweeps.dead_baseline import NoReport
 from sweeps.experiment import PRESET_NAMES, SWEEP_SETTINGS, SweepSpec, experiment_spec
 from sweeps.interruption import StopSignals, SweepInterrupted, signal_behind
-from sweeps.settings_help import sweep_settings_epilog
 from sweeps.storage_checks import StorageFull
 from sweeps.sweep_file import logged_sweep, read_sweep_file, sweep_text
+from sweeps.sweep_settings_help import sweep_settings_epilog
 from sweeps.sweep_values import (
     POSITIVE,
     SCRIPT_SETTINGS,

@@ -9,12 +9,12 @@ The paper ablates on XNLI only (its Table 3); PAWS-X has no ablation table.
 
 import sys
 
-from sweeps import ear_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import ding2022, smoke_tasks
 from sweeps.spaces import BASELINE
 
-FULL = {"method": "ear", **ear_xnli.PAPER_SETTING}
+FULL = {"method": "ear", **ding2022.PAPER_SETTING}
 # Table 3's rows: EPT+APT, -EPT, -APT, -EPT -APT. The robust target (CE on x^a) stays.
 ABLATION = [
     FULL,
@@ -24,19 +24,19 @@ ABLATION = [
 ]
 
 # The paper card the paper presets are built from.
-PAPER = ear_xnli.PAPER
+PAPER = ding2022.PAPER
 PRESETS = ("paper",)
 POINTS = {
     "smoke": [BASELINE, *ABLATION],
     "paper": shared.paper_points(PAPER, "ear_ablation", "paper", [BASELINE, *ABLATION]),
 }
-SEEDS = {"smoke": ear_xnli.SEEDS["smoke"], **shared.paper_seeds(PAPER, "ear_ablation", PRESETS)}
-SIGNIFICANCE_TEST = ear_xnli.SIGNIFICANCE_TEST
+SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, "ear_ablation", PRESETS)}
+SIGNIFICANCE_TEST = ding2022.SIGNIFICANCE_TEST
 
 
 def trial_settings(preset: str, data_dir: str | None) -> dict:
-    """ear_xnli's smoke settings, or the paper card's settings of this experiment."""
-    return ear_xnli.trial_settings(preset, data_dir, experiment="ear_ablation")
+    """The EAR XNLI smoke budget, or the paper card's settings of this experiment."""
+    return ding2022.xnli_trial_settings(preset, data_dir, "ear_ablation")
 
 
 if __name__ == "__main__":

@@ -10,33 +10,33 @@ The smoke preset scales the synthetic data's own small table the same way.
 
 import sys
 
-from sweeps import ear_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import ding2022, smoke_tasks
 from sweeps.spaces import BASELINE
 
 SCALES = (1.0, 0.75, 0.5, 0.25)
 SCALED = [
-    {"method": "ear", **ear_xnli.PAPER_SETTING, "dictionary_scale": scale} for scale in SCALES
+    {"method": "ear", **ding2022.PAPER_SETTING, "dictionary_scale": scale} for scale in SCALES
 ]
 
 # The paper card the paper presets are built from.
-PAPER = ear_xnli.PAPER
+PAPER = ding2022.PAPER
 PRESETS = ("paper",)
 POINTS = {
     "smoke": [BASELINE, SCALED[0], SCALED[2]],
     "paper": shared.paper_points(PAPER, "ear_dictionary_scale", "paper", [BASELINE, *SCALED]),
 }
 SEEDS = {
-    "smoke": ear_xnli.SEEDS["smoke"],
+    "smoke": smoke_tasks.SMOKE_SEEDS,
     **shared.paper_seeds(PAPER, "ear_dictionary_scale", PRESETS),
 }
-SIGNIFICANCE_TEST = ear_xnli.SIGNIFICANCE_TEST
+SIGNIFICANCE_TEST = ding2022.SIGNIFICANCE_TEST
 
 
 def trial_settings(preset: str, data_dir: str | None) -> dict:
-    """ear_xnli's smoke settings, or the paper card's settings of this experiment."""
-    return ear_xnli.trial_settings(preset, data_dir, experiment="ear_dictionary_scale")
+    """The EAR XNLI smoke budget, or the paper card's settings of this experiment."""
+    return ding2022.xnli_trial_settings(preset, data_dir, "ear_dictionary_scale")
 
 
 if __name__ == "__main__":

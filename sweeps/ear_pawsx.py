@@ -11,21 +11,24 @@ copies the paper draws on PAWS-X, and its training settings and declared departu
 
 import sys
 
-from sweeps import ear_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import ding2022, smoke_tasks
 from sweeps.spaces import BASELINE
 
-PAPER = ear_xnli.PAPER
+PAPER = ding2022.PAPER
 # The XNLI grids, with the card's m (10 copies per example on PAWS-X).
 POINTS = {
-    "smoke": [BASELINE, *ear_xnli.SMOKE_POINTS],
-    "paper": shared.paper_points(PAPER, "ear_pawsx", "paper", [BASELINE, *ear_xnli.PAPER_GRID]),
-    "paper-xlmr": shared.paper_points(PAPER, "ear_pawsx", "paper-xlmr", ear_xnli.XLMR_POINTS),
+    "smoke": [BASELINE, *ding2022.SMOKE_POINTS],
+    "paper": shared.paper_points(PAPER, "ear_pawsx", "paper", [BASELINE, *ding2022.PAPER_GRID]),
+    "paper-xlmr": shared.paper_points(PAPER, "ear_pawsx", "paper-xlmr", ding2022.XLMR_POINTS),
 }
-SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "ear_pawsx", ("paper", "paper-xlmr"))}
+SEEDS = {
+    "smoke": smoke_tasks.SMOKE_SEEDS,
+    **shared.paper_seeds(PAPER, "ear_pawsx", ("paper", "paper-xlmr")),
+}
 # Paired t-test on per-example scores averaged over seeds.
-SIGNIFICANCE_TEST = "ttest"
+SIGNIFICANCE_TEST = ding2022.SIGNIFICANCE_TEST
 # None: the report selects on English dev accuracy.
 SELECTION_METRIC = None
 
@@ -33,20 +36,9 @@ SELECTION_METRIC = None
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     """PAWS-X trial settings, generalized pairs on (huang2021 evaluates them; the card
     declares them for the paper presets): the smoke budget, or the paper card's."""
-    if preset != "smoke":
-        return shared.paper_settings(PAPER, "ear_pawsx", preset, data_dir)
-    base = {
-        **shared.SMOKE_TRAINING,
-        "task": "pawsx",
-        "target_langs": list(shared.SYNTHETIC_TARGETS),
-        "generalized_pairs": True,
-    }
-    base.update(shared.data_settings(data_dir, default_source="synthetic"))
-    if data_dir:
-        # The shared sample has PAWS-X dev files only: cut them into disjoint train /
-        # dev (selection) / test parts by example index (see xlt_core/data/loading.py).
-        base.update({"split_dev_files": True, "target_langs": list(shared.LOCAL_PAWSX_TARGETS)})
-    return base
+    if preset == "smoke":
+        return smoke_tasks.pawsx_smoke_settings(data_dir)
+    return shared.paper_settings(PAPER, "ear_pawsx", preset, data_dir)
 
 
 if __name__ == "__main__":

@@ -22,28 +22,28 @@ Where the paper is silent or we cannot follow it:
 
 import sys
 
-from sweeps import ear_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import ding2022, smoke_tasks
 from sweeps.spaces import BASELINE
 
 SOURCE_LANGUAGES = ("en", "de", "ru")
 EAR_BY_SOURCE = [
-    {"method": "ear", **ear_xnli.PAPER_SETTING, "source_lang": lang} for lang in SOURCE_LANGUAGES
+    {"method": "ear", **ding2022.PAPER_SETTING, "source_lang": lang} for lang in SOURCE_LANGUAGES
 ]
 
 # The paper card the paper presets are built from.
-PAPER = ear_xnli.PAPER
+PAPER = ding2022.PAPER
 PRESETS = ("paper",)
 POINTS = {
     "smoke": [BASELINE, *EAR_BY_SOURCE],
     "paper": shared.paper_points(PAPER, "ear_source_language", "paper", [BASELINE, *EAR_BY_SOURCE]),
 }
 SEEDS = {
-    "smoke": ear_xnli.SEEDS["smoke"],
+    "smoke": smoke_tasks.SMOKE_SEEDS,
     **shared.paper_seeds(PAPER, "ear_source_language", PRESETS),
 }
-SIGNIFICANCE_TEST = ear_xnli.SIGNIFICANCE_TEST
+SIGNIFICANCE_TEST = ding2022.SIGNIFICANCE_TEST
 # None: the report selects on English dev accuracy, which every trial evaluates.
 SELECTION_METRIC = None
 # The smoke preset's synthetic targets (es, de, ru) hold both translated sources, and
@@ -51,8 +51,8 @@ SELECTION_METRIC = None
 
 
 def trial_settings(preset: str, data_dir: str | None) -> dict:
-    """ear_xnli's smoke settings, or the paper card's settings of this experiment."""
-    return ear_xnli.trial_settings(preset, data_dir, experiment="ear_source_language")
+    """The EAR XNLI smoke budget, or the paper card's settings of this experiment."""
+    return ding2022.xnli_trial_settings(preset, data_dir, "ear_source_language")
 
 
 if __name__ == "__main__":

@@ -14,15 +14,15 @@ default 0.01. SRPT reads layer 6, mBERT's "middle layer".
 
 import sys
 
-from sweeps import ear_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import ding2022, smoke_tasks
 from sweeps.spaces import BASELINE
 
 NOISE_SIGMAS = (0.001, 0.01, 0.1)
-EPT_APT = {"method": "ear", **ear_xnli.PAPER_SETTING}
+EPT_APT = {"method": "ear", **ding2022.PAPER_SETTING}
 NT_APT = {"method": "ear_nt", "beta": 0.1, "layer": 6}
-EPT_SRPT = {"method": "ear_srpt", **ear_xnli.PAPER_SETTING}
+EPT_SRPT = {"method": "ear_srpt", **ding2022.PAPER_SETTING}
 
 PAPER_POINTS = [
     BASELINE,
@@ -32,19 +32,19 @@ PAPER_POINTS = [
 ]
 # paper: mBERT (Table 4); paper-xlmr: XLM-R base (Table A.4), the same rows.
 # The paper card the paper presets are built from.
-PAPER = ear_xnli.PAPER
+PAPER = ding2022.PAPER
 PRESETS = ("paper", "paper-xlmr")
 POINTS = {
     "smoke": [BASELINE, EPT_APT, NT_APT, EPT_SRPT],
     **{p: shared.paper_points(PAPER, "ear_targets", p, PAPER_POINTS) for p in PRESETS},
 }
-SEEDS = {"smoke": ear_xnli.SEEDS["smoke"], **shared.paper_seeds(PAPER, "ear_targets", PRESETS)}
-SIGNIFICANCE_TEST = ear_xnli.SIGNIFICANCE_TEST
+SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, "ear_targets", PRESETS)}
+SIGNIFICANCE_TEST = ding2022.SIGNIFICANCE_TEST
 
 
 def trial_settings(preset: str, data_dir: str | None) -> dict:
-    """ear_xnli's smoke settings, or the paper card's settings of this experiment."""
-    return ear_xnli.trial_settings(preset, data_dir, experiment="ear_targets")
+    """The EAR XNLI smoke budget, or the paper card's settings of this experiment."""
+    return ding2022.xnli_trial_settings(preset, data_dir, "ear_targets")
 
 
 if __name__ == "__main__":

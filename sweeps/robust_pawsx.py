@@ -9,20 +9,20 @@ The `paper` preset is built from `sweeps/papers/huang2021.yaml` (m = 10 on PAWS-
 
 import sys
 
-from sweeps import ear_pawsx, robust_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import huang2021, smoke_tasks
 from sweeps.spaces import BASELINE
 
-PAPER = robust_xnli.PAPER
+PAPER = huang2021.PAPER
 EXPERIMENT = "robust_pawsx"
 POINTS = {
-    "smoke": [BASELINE, *robust_xnli.SMOKE_POINTS],
-    "paper": robust_xnli.paper_points(EXPERIMENT),
+    "smoke": [BASELINE, *huang2021.SMOKE_POINTS],
+    "paper": huang2021.paper_points(EXPERIMENT),
 }
-SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, EXPERIMENT, ("paper",))}
+SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, EXPERIMENT, ("paper",))}
 # The paper tests significance with a bootstrapped paired t-test.
-SIGNIFICANCE_TEST = "bootstrap"
+SIGNIFICANCE_TEST = huang2021.SIGNIFICANCE_TEST
 # None: the report selects on English dev accuracy.
 SELECTION_METRIC = None
 
@@ -30,7 +30,7 @@ SELECTION_METRIC = None
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     """Smoke: the EAR PAWS-X smoke settings (generalized pairs on); paper: the card's."""
     if preset == "smoke":
-        return ear_pawsx.trial_settings(preset, data_dir)
+        return smoke_tasks.pawsx_smoke_settings(data_dir)
     return shared.paper_settings(PAPER, EXPERIMENT, preset, data_dir)
 
 

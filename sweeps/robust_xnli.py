@@ -11,45 +11,23 @@ departures.
 
 import sys
 
-from sweeps import ear_xnli
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import huang2021, smoke_tasks
 from sweeps.spaces import BASELINE
 
-PAPER = "huang2021"
+PAPER = huang2021.PAPER
 EXPERIMENT = "robust_xnli"
-# The paper's L-inf radius grid of ADV and RS-RP (huang2021.txt L166: "The size of robust
-# regions is searched from {0.001,0.01,0.1,1.0}", and the same for RS-RP's ball).
-EPSILONS = (0.001, 0.01, 0.1, 1.0)
-
-
-def paper_points(experiment: str) -> list[dict]:
-    """The baseline, ADV and RS-RP at every epsilon of the grid, and RS-DA, with the card's
-    hyperparameters of the experiment (m = 3 on XNLI, 10 on PAWS-X; the ADV solver; the
-    RS-DA variant)."""
-    points = [
-        {"method": method, "epsilon": epsilon}
-        for method in ("adv", "rs_rp")
-        for epsilon in EPSILONS
-    ]
-    return shared.paper_points(PAPER, experiment, "paper", [BASELINE, *points, {"method": "rs_da"}])
-
-
-# One point per method for CPU minutes, at the paper's site (TrialConfig's default) as the
-# paper preset runs: the grid's smallest radius (on the tiny model's Enc(x), ADV at 0.1 stays
-# at chance, 0.001 and 0.01 learn: docs/design.md) and 2 copies instead of 3 (RS-DA's epochs
-# grow with m).
-SMOKE_POINTS = [
-    {"method": "adv", "epsilon": 0.001},
-    {"method": "rs_rp", "epsilon": 0.001},
-    {"method": "rs_da", "m": 2, "rs_da_variant": "released"},
-]
-
-POINTS = {"smoke": [BASELINE, *SMOKE_POINTS], "paper": paper_points(EXPERIMENT)}
+# The paper's configurations (ADV and RS-RP over its epsilon grid, RS-DA) and one smoke
+# point per method: sweeps/families/huang2021.py, which robust_pawsx shares.
+POINTS = {
+    "smoke": [BASELINE, *huang2021.SMOKE_POINTS],
+    "paper": huang2021.paper_points(EXPERIMENT),
+}
 # Smoke: the EAR sweep's seeds, so the two smoke sweeps' runs pair up; paper: the card's 10.
-SEEDS = {"smoke": ear_xnli.SEEDS["smoke"], **shared.paper_seeds(PAPER, EXPERIMENT, ("paper",))}
+SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, EXPERIMENT, ("paper",))}
 # The paper tests significance with a bootstrapped paired t-test (Tables 1-2 captions).
-SIGNIFICANCE_TEST = "bootstrap"
+SIGNIFICANCE_TEST = huang2021.SIGNIFICANCE_TEST
 # None: the report selects on English dev accuracy.
 SELECTION_METRIC = None
 
@@ -58,7 +36,7 @@ def trial_settings(preset: str, data_dir: str | None) -> dict:
     """Smoke: the EAR smoke sweep's settings with both extra evaluation sets; paper: the card's."""
     if preset == "smoke":
         return {
-            **ear_xnli.trial_settings(preset, data_dir),
+            **smoke_tasks.xnli_smoke_settings(data_dir),
             "generalized_pairs": True,
             "mixed_language": True,
         }

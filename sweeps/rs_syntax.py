@@ -12,12 +12,12 @@ declared departure of `sweeps/papers/huang2021.yaml`, which the preset is built 
 
 import sys
 
-from sweeps import ear_pawsx, robust_pawsx
 from sweeps import experiment as shared
 from sweeps.cli import main
+from sweeps.families import huang2021, smoke_tasks
 from sweeps.spaces import BASELINE
 
-PAPER = robust_pawsx.PAPER
+PAPER = huang2021.PAPER
 EXPERIMENT = "rs_syntax"
 # Smoke: 2 copies instead of 10 (an epoch grows with m), the paper's swap probability.
 SMOKE_POINTS = [
@@ -31,13 +31,13 @@ POINTS = {
         PAPER, EXPERIMENT, "paper", [BASELINE, {"method": "rs_da"}, {"method": "rs_syntax"}]
     ),
 }
-SEEDS = {"smoke": robust_pawsx.SEEDS["smoke"], **shared.paper_seeds(PAPER, EXPERIMENT, ("paper",))}
-SIGNIFICANCE_TEST = robust_pawsx.SIGNIFICANCE_TEST
+SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, EXPERIMENT, ("paper",))}
+SIGNIFICANCE_TEST = huang2021.SIGNIFICANCE_TEST
 
 
 def trial_settings(preset: str, data_dir: str | None) -> dict:
     if preset == "smoke":
-        return ear_pawsx.trial_settings(preset, data_dir)
+        return smoke_tasks.pawsx_smoke_settings(data_dir)
     return shared.paper_settings(PAPER, EXPERIMENT, preset, data_dir)
 
 

@@ -15,12 +15,14 @@ from xlt_core.errors import ConfigError
 BASELINE = {"method": "finetune"}
 
 # The ranges strategy `search` explores per method, as data: ("float", low, high, step) or
-# ("choice", values), from the objectives' declarations (xlt_core/objectives/declarations.py).
-SEARCH_RANGES = {
-    name: dict(registry.objective(name).search_ranges)
-    for name in registry.objective_names()
-    if registry.objective(name).search_ranges
-}
+# ("choice", values), from the objectives' declarations (xlt_core/objectives/declarations.py),
+# read at each use: an objective registered after this import is in it.
+SEARCH_RANGES = registry.DerivedTable(
+    lambda: tuple(
+        name for name in registry.objective_names() if registry.objective(name).search_ranges
+    ),
+    lambda name: dict(registry.objective(name).search_ranges),
+)
 
 
 def hyperparameter_names(point: dict) -> tuple[str, ...]:

@@ -1,14 +1,15 @@
 """What the fake sweeps of the analysis tests share: trial runs tagged as the sweeps layer
-tags them (`sweeps.trainable.trial_tags`, which needs Ray to import), and a complete parent
-run in a fresh experiment."""
+tags them (`sweeps.trainable.trial_tags`, which needs Ray to import), a trial run scored
+per example, and a complete parent run in a fresh experiment."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from mlflow import MlflowClient
-from mlflow.entities import Param
+from mlflow.entities import Metric, Param
 from tracking_stores import tracking_store
 
+from analysis.collect import example_artifact
 from xlt_schema import (
     ADAPTATION_TAG,
     COMPLETE_TAG,
@@ -42,6 +43,28 @@ def trial_tags(
         CONFIG_KEY_TAG: config_key or label.replace(" ", "_"),
         CONFIG_LABEL_TAG: label,
     }
+
+
+def log_scored_trial(
+    client: MlflowClient,
+    experiment_id: str,
+    tags: dict[str, str],
+    scores: dict[str, Sequence[float]],
+    params: dict[str, str],
+) -> str:
+    """A finished trial run with `tags` and `params` and, per key `<split>/<lang>` of
+    `scores`, its examples' 0/1 scores as the scores artifact and their mean as the metric
+    `<split>/<lang>/accuracy`, as a trial logs them; its run id."""
+    run_id = client.create_run(experiment_id, tags=tags).info.run_id
+    metrics = []
+    for key, values in scores.items():
+        split, lang = key.split("/")
+        payload = {"split": split, "lang": lang, "metric": "accuracy", "scores": list(values)}
+        client.log_dict(run_id, payload, example_artifact(split, lang))
+        metrics.append(Metric(f"{key}/accuracy", sum(values) / len(values), 0, 0))
+    client.log_batch(run_id, metrics=metrics, params=[Param(k, v) for k, v in params.items()])
+    client.set_terminated(run_id)
+    return run_id
 
 
 def complete_parent(root: Path, experiment: str, params: dict[str, str]):

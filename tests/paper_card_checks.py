@@ -10,7 +10,8 @@ from pathlib import Path
 from sweeps.experiment import experiment_spec
 from sweeps.paper_cards import SEEDS, PaperCard, load_card
 from sweeps.spaces import hyperparameter_names
-from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig
+from sweeps.trial_request import trial_config
+from xlt_core.config import HYPERPARAMETER_NAMES
 
 # The paper texts the cards' line numbers refer to; users' clones do not have them.
 PAPER_TEXTS = Path(__file__).resolve().parents[2] / "shared" / "papers"
@@ -44,7 +45,7 @@ def spec_mismatches(spec, card: PaperCard) -> list[str]:
     for point in spec.points:
         own = set(hyperparameter_names(point))
         for seed in spec.seeds:
-            config = TrialConfig.from_dict({**spec.base, **point, "seed": seed}).to_dict()
+            config = trial_config(spec.base, point, seed).to_dict()
             for name, want in expected.items():
                 if name in HYPERPARAMETER_NAMES and name not in own:
                     continue

@@ -1,7 +1,8 @@
 """The code's structure over the project's packages (`PACKAGES`): the import graph has no
-circle, no module imports another module's private (`_name`) name, and no function is
-longer than MAX_FUNCTION_LINES lines (declarative tables are module-level data, not
-functions).
+circle, no module imports another module's private (`_name`) name, no function is longer
+than MAX_FUNCTION_LINES lines (declarative tables are module-level data, not functions),
+no analysis module outside its reading layer (`ANALYSIS_READING_LAYER`) imports mlflow, and
+no experiment script imports another (what scripts share lives in `sweeps/families/`).
 
 Read from the source with `ast`, importing nothing of the project, so it runs without
 torch. Every `import` / `from ... import` statement counts, wherever it stands (a
@@ -16,6 +17,19 @@ from pathlib import Path
 
 PACKAGES = ("xlt_core", "xlt_schema", "sweeps", "analysis", "benchmarks")
 MAX_FUNCTION_LINES = 60
+# The analysis modules that read or write the tracking store; the others (selection,
+# comparison, sanity, power, statistics ...) compute on frames and arrays, so they can be
+# called without a tracking server.
+ANALYSIS_READING_LAYER = (
+    "analysis.__main__",
+    "analysis.collect",
+    "analysis.completeness",
+    "analysis.departures",
+    "analysis.mlflow_ui",
+    "analysis.publish",
+    "analysis.registry",
+    "analysis.sweep_records",
+)
 
 
 def project_root() -> Path:
@@ -124,6 +138,53 @@ def long_functions(modules: dict[str, Path], limit: int = MAX_FUNCTION_LINES) ->
     return found
 
 
+def mlflow_imports(
+    modules: dict[str, Path], package: str = "analysis", allowed=ANALYSIS_READING_LAYER
+) -> list[str]:
+    """`module: mlflow.x` for each import of mlflow (or a submodule) by a module of `package`
+    outside `allowed`, wherever the statement stands (a type hint's import counts too)."""
+    found = []
+    for name, path in modules.items():
+        if name.split(".")[0] != package or name in allowed:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                targets = [node.module]
+            else:
+                continue
+            found += [
+                f"{name}: {target}"
+                for target in targets
+                if target == "mlflow" or target.startswith("mlflow.")
+            ]
+    return found
+
+
+def is_experiment_script(path: Path) -> bool:
+    """An experiment script runs itself: its module ends in `if __name__ == "__main__":` that
+    calls `main(sys.modules[__name__])` (sweeps/cli.py's entry point)."""
+    return any(
+        isinstance(node, ast.If)
+        and ast.unparse(node.test) == "__name__ == '__main__'"
+        and "main(sys.modules[__name__])" in ast.unparse(node)
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+    )
+
+
+def script_imports(modules: dict[str, Path]) -> list[str]:
+    """`script: other_script` for each experiment script that imports another, wherever the
+    statement stands: a script reads alone, and changing one changes no other sweep."""
+    scripts = {name for name, path in modules.items() if is_experiment_script(path)}
+    return [
+        f"{name}: {target}"
+        for name in sorted(scripts)
+        for target, _ in imports(name, modules[name], modules)
+        if target in scripts and target != name
+    ]
+
+
 # --- the project ----------------------------------------------------------------------
 
 
@@ -142,6 +203,28 @@ def test_the_import_graph_has_no_circle():
 def test_no_module_imports_another_modules_private_name():
     found = private_imports(find_modules(project_root()))
     assert not found, "imports of another module's private name:\n" + "\n".join(found)
+
+
+def test_only_the_analysis_reading_layer_imports_mlflow():
+    modules = find_modules(project_root())
+    assert set(ANALYSIS_READING_LAYER) <= set(modules), "a reading-layer module was renamed"
+    found = mlflow_imports(modules)
+    assert not found, (
+        "analysis modules outside ANALYSIS_READING_LAYER that import mlflow (read the store in "
+        "a reading-layer module and pass frames and arrays):\n" + "\n".join(found)
+    )
+
+
+def test_no_experiment_script_imports_another():
+    modules = find_modules(project_root())
+    scripts = {name for name, path in modules.items() if is_experiment_script(path)}
+    assert {"sweeps.ear_xnli", "sweeps.robust_pawsx", "sweeps.adjust_xsr"} <= scripts
+    assert "sweeps.cli" not in scripts
+    found = script_imports(modules)
+    assert not found, (
+        "experiment scripts that import another (share through sweeps/families/ instead):\n"
+        + "\n".join(found)
+    )
 
 
 def test_no_function_is_longer_than_the_limit():
@@ -186,6 +269,8 @@ def test_a_clean_tree_passes_every_check(tmp_path):
     assert circles(graph) == []
     assert private_imports(modules) == []
     assert long_functions(modules) == []
+    assert mlflow_imports(modules, "pkg", allowed=()) == []
+    assert script_imports(modules) == []
 
 
 def test_a_circle_through_a_function_level_import_is_found(tmp_path):
@@ -213,6 +298,54 @@ def test_a_circle_through_a_package_and_a_relative_import_is_found(tmp_path):
 def test_an_import_of_another_modules_private_name_is_found(tmp_path):
     modules = write_tree(tmp_path, CLEAN | {"pkg/other.py": "from .base import VALUE, _HIDDEN\n"})
     assert private_imports(modules) == ["pkg.other: from pkg.base import _HIDDEN"]
+
+
+def test_an_mlflow_import_outside_the_reading_layer_is_found(tmp_path):
+    modules = write_tree(
+        tmp_path,
+        CLEAN
+        | {
+            "pkg/reader.py": "import mlflow\nfrom mlflow import MlflowClient\n",
+            "pkg/compute.py": """\
+                import mlflowish  # another package whose name starts the same
+
+
+                def typed():
+                    from mlflow.entities import Run  # for a type hint only: still found
+                    return Run
+                """,
+            "pkg/sub/leaf.py": "import os, mlflow.tracking\n",
+        },
+    )
+    found = mlflow_imports(modules, "pkg", allowed=("pkg.reader",))
+    assert sorted(found) == ["pkg.compute: mlflow.entities", "pkg.sub.leaf: mlflow.tracking"]
+
+
+SCRIPT = """\
+    import sys
+
+    from pkg.base import VALUE
+    {imports}
+
+    if __name__ == "__main__":
+        sys.exit(main(sys.modules[__name__]))
+    """
+
+
+def test_an_experiment_script_that_imports_another_is_found(tmp_path):
+    modules = write_tree(
+        tmp_path,
+        CLEAN
+        | {
+            "pkg/first.py": SCRIPT.format(imports=""),
+            "pkg/second.py": SCRIPT.format(imports="from pkg import first, user"),
+            "pkg/third.py": SCRIPT.format(imports="from pkg.second import POINTS"),
+            # Runs itself, but not as an experiment: importing it is fine.
+            "pkg/tool.py": 'if __name__ == "__main__":\n    print(1)\n',
+            "pkg/fourth.py": SCRIPT.format(imports="import pkg.tool"),
+        },
+    )
+    assert script_imports(modules) == ["pkg.second: pkg.first", "pkg.third: pkg.second"]
 
 
 def test_a_function_over_the_limit_is_found_and_one_at_the_limit_is_not(tmp_path):

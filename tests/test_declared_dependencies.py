@@ -142,7 +142,7 @@ def test_every_declared_range_has_a_floor_and_a_ceiling():
 
 
 def test_missing_eflomal_names_the_adjust_extra(monkeypatch):
-    from xlt_core.data.alignment import eflomal_links
+    from xlt_core.data.word_alignment import eflomal_links
 
     monkeypatch.setitem(sys.modules, "eflomal", None)  # `import eflomal` fails as if absent
     with pytest.raises(ModuleNotFoundError, match=r"pip install 'xlt-sweeps\[adjust\]'"):

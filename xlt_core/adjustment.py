@@ -41,7 +41,6 @@ import torch
 from transformers import get_constant_schedule_with_warmup
 
 from xlt_core.config import TINY_MODEL, TrialConfig
-from xlt_core.data.alignment import AlignedPairs, aligned_pairs
 from xlt_core.data.parallel import (
     WORD_SPLITTING,
     ParallelCorpus,
@@ -49,6 +48,7 @@ from xlt_core.data.parallel import (
     parallel_targets,
     sample_indices,
 )
+from xlt_core.data.word_alignment import AlignedPairs, aligned_pairs
 from xlt_core.encoding_cache import tokenizer_fingerprint
 from xlt_core.objectives.alignment import (
     ContinualAlignment,
@@ -160,12 +160,10 @@ def adjustment_optimiser(parameters, learning_rate: float, total_steps: int):
     return optimizer, get_constant_schedule_with_warmup(optimizer, int(WARMUP_RATIO * total_steps))
 
 
-def prepare_method(config: TrialConfig, model, tokenizer, objective, device: torch.device):
-    """For the adaptations: load (or compute and cache) the adjusted encoder into
-    `model.base_model`, and for `adjusted_continual` wrap the objective with Eq. 2.
-    Returns (objective, metrics of the adjustment); adaptation `none` passes through."""
-    if not config.adjusted:
-        return objective, {}
+def adapt(config: TrialConfig, model, tokenizer, objective, device: torch.device):
+    """The adaptation of a trial that has one (`config.adjusted`): load (or compute and
+    cache) the adjusted encoder into `model.base_model`, and for `adjusted_continual` wrap
+    the objective with Eq. 2. Returns (objective, metrics of the adjustment)."""
     pairs, held_out = split_pairs(config, tokenizer)
     original = copy.deepcopy(model.base_model).eval()
     for parameter in original.parameters():

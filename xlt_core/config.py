@@ -21,8 +21,9 @@ from xlt_core.data.synonyms import COUNTERFITTED_TABLE, SYNONYM_LOOKUPS
 from xlt_core.errors import ConfigError, require_one_of
 
 # The tasks and objectives are declared once each (xlt_core/registry.py); the tables below
-# that name them are derived from the declarations.
-TASKS = registry.task_names()
+# that name them are derived from the declarations when read (registry.DerivedNames and
+# DerivedTable), so that one registered after this import is in them.
+TASKS = registry.DerivedNames(registry.task_names)
 DATA_SOURCES = ("synthetic", "local", "hub")
 TINY_MODEL = "tiny"
 # The tiny model's position embeddings, as BERT's: the longest max_seq_length it takes.
@@ -33,10 +34,10 @@ PRECISIONS = ("bf16", "fp32")
 
 # `method` names the training objective; the hyperparameters each objective has (what its
 # sweeps vary besides the seed), from its declaration (xlt_core/objectives/declarations.py).
-METHOD_HYPERPARAMETERS = {
-    name: registry.objective(name).hyperparameters for name in registry.objective_names()
-}
-METHODS = tuple(METHOD_HYPERPARAMETERS)
+METHOD_HYPERPARAMETERS = registry.DerivedTable(
+    registry.objective_names, lambda name: registry.objective(name).hyperparameters
+)
+METHODS = registry.DerivedNames(registry.objective_names)
 # `adaptation` says what happens to the encoder: nothing, the cross-lingual adjustment stage
 # before training (Eq. 1), or adjustment and continual alignment during training (Eq. 2).
 _ADJUSTMENT = ("adjust_epochs", "adjust_learning_rate", "adjust_reg_weight")
@@ -46,23 +47,22 @@ ADAPTATION_HYPERPARAMETERS = {
     "adjusted_continual": (*_ADJUSTMENT, "continual_alpha", "continual_reg_weight"),
 }
 ADAPTATIONS = tuple(ADAPTATION_HYPERPARAMETERS)
+
+
+def _hyperparameter_names() -> tuple[str, ...]:
+    tables = (*METHOD_HYPERPARAMETERS.values(), *ADAPTATION_HYPERPARAMETERS.values())
+    return tuple(sorted({name for names in tables for name in names}))
+
+
 # Every setting that is some method's or adaptation's hyperparameter.
-HYPERPARAMETER_NAMES = tuple(
-    sorted(
-        {
-            n
-            for names in (*METHOD_HYPERPARAMETERS.values(), *ADAPTATION_HYPERPARAMETERS.values())
-            for n in names
-        }
-    )
-)
+HYPERPARAMETER_NAMES = registry.DerivedNames(_hyperparameter_names)
 # RS-DA as released trains on the m copies only; EAR-style keeps each original too.
 RS_DA_VARIANTS = ("released", "keep_originals")
 # The methods that perturb vectors in an L-inf ball, and where they may perturb them.
-PERTURBING_METHODS = tuple(name for name in METHODS if registry.objective(name).perturbs)
+PERTURBING_METHODS = registry.DerivedNames(
+    lambda: tuple(name for name in METHODS if registry.objective(name).perturbs)
+)
 PERTURBATION_SITES = ("encoder_output", "word_embeddings")
-# The methods that draw synonym copies from a neighbour table.
-SYNONYM_METHODS = tuple(name for name in METHODS if registry.objective(name).uses_synonyms)
 
 # Settings that describe the model's training, not the method: seeds of the same
 # configuration share everything but `seed`.
@@ -94,7 +94,9 @@ SETTING_APPLIES = {
 }
 # The tasks whose training set exists in other languages than English (XNLI's and PAWS-X's
 # machine-translated training sets); the others train on English only.
-TRANSLATED_SOURCE_TASKS = tuple(name for name in TASKS if registry.task(name).translated_training)
+TRANSLATED_SOURCE_TASKS = registry.DerivedNames(
+    lambda: tuple(name for name in TASKS if registry.task(name).translated_training)
+)
 # Which dev set selects: English dev (XNLI's protocol, the same set whatever the source
 # language, so configurations compare), or the source language's own dev.
 SELECTION_DEVS = ("en", "source")
@@ -334,6 +336,9 @@ class TrialConfig:
 _FIELD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrialConfig)}
 # Declarations name settings and adaptations: the registry checks them against these.
 registry.bind_settings(_FIELD_DEFAULTS, ADAPTATIONS)
+# The declarations and XLT_PLUGINS' modules, imported now: a plugin that is missing or wrong
+# stops this import, naming it, rather than the first trial.
+registry.check_plugins()
 _INT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type in ("int", "int | None")}
 _FLOAT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "float"}
 _BOOL_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "bool"}
@@ -396,14 +401,14 @@ class _Satisfies:
 
 @dataclass(frozen=True)
 class _OneOf:
-    """One setting that names one of `choices` (a tuple, or a function that gives the
-    current one, for tables that registration fills)."""
+    """One setting that names one of `choices` (a tuple, or a table derived from the
+    declarations, read when checked)."""
 
     setting: str
-    choices: tuple[str, ...] | Callable[[], tuple[str, ...]]
+    choices: tuple[str, ...] | registry.DerivedNames
 
     def current(self) -> tuple[str, ...]:
-        return self.choices() if callable(self.choices) else self.choices
+        return tuple(self.choices)
 
     def __call__(self, config: TrialConfig) -> None:
         require_one_of(self.setting, getattr(config, self.setting), self.current())
@@ -541,11 +546,11 @@ def _heads_divide_the_hidden_size(config: TrialConfig) -> None:
 
 # What `TrialConfig.validate` checks, in order (the first failure is the one reported):
 # per-setting rules, and the cross-setting checks above each after the settings it reads.
-# The task, method and adaptation names are read when checked (registration fills them).
+# The task and method names are the registry's when checked (a late registration included).
 _CHECKS = (
-    _OneOf("task", lambda: TASKS),
-    _OneOf("method", lambda: METHODS),
-    _OneOf("adaptation", lambda: ADAPTATIONS),
+    _OneOf("task", TASKS),
+    _OneOf("method", METHODS),
+    _OneOf("adaptation", ADAPTATIONS),
     _OneOf("data_source", DATA_SOURCES),
     _local_data_has_a_directory,
     _Satisfies("model", bool, f"'{TINY_MODEL}', a hub id or a local directory"),

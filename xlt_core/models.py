@@ -12,24 +12,12 @@ import torch
 import transformers
 
 from xlt_core.config import TINY_MODEL, TrialConfig
+from xlt_core.registry import HEADS
 
 if TYPE_CHECKING:
     from transformers import BertTokenizerFast, PreTrainedModel, PreTrainedTokenizerBase
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-# The head a task puts on the encoder: the names of its (tiny model class, hub auto class) in
-# `transformers`, looked up when a model is built: importing a model class loads transformers'
-# modelling stack (~2 s), which the sweep driver's checks and `import xlt_core.trial` skip.
-HEADS = {
-    "sequence_classification": (
-        "BertForSequenceClassification",
-        "AutoModelForSequenceClassification",
-    ),
-    "token_classification": ("BertForTokenClassification", "AutoModelForTokenClassification"),
-    "question_answering": ("BertForQuestionAnswering", "AutoModelForQuestionAnswering"),
-    # No head: tasks that read the encoder itself (sentence retrieval).
-    "encoder": ("BertModel", "AutoModel"),
-}
 
 
 def load_model(
@@ -42,7 +30,7 @@ def load_model(
 
     Attention probabilities are needed by EAR's APT, and transformers 5 defaults to sdpa
     attention, which returns none: every model is loaded with eager attention.
-    `head` is a key of HEADS. For the tiny model, `training_texts` trains the tokenizer;
+    `head` is a key of `registry.HEADS`. For the tiny model, `training_texts` trains the tokenizer;
     trials with parallel data add its text so target-language words get subwords too.
     """
     tiny_class, auto_class = (getattr(transformers, name) for name in HEADS[head])

@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from xlt_core.adjustment import prepare_method, split_pairs
+from xlt_core.adjustment import split_pairs
 from xlt_core.config import TrialConfig
-from xlt_core.data.alignment import AlignedPairs
+from xlt_core.data.word_alignment import AlignedPairs
 from xlt_core.objectives.alignment import encode_words, make_batch
 from xlt_schema import PROBING_DISTANCES
 
@@ -160,27 +160,21 @@ class Probe:
         self.metrics[f"probing/{name}_unrelated_l2"] = float(unrelated.mean())
 
 
-def prepare_probed_method(config: TrialConfig, model, tokenizer, objective, device: torch.device):
-    """`adjustment.prepare_method` with probing around it: when `config.probing_dir` is set
-    and the trial has parallel data, the encoder is probed on the held-out pairs of the
-    adjustment split before (`original`) and, for the adaptations, after adjustment
-    (`adjusted`). Returns (objective, method metrics, probe); the runner records the
-    trained state with `probe.record(trained_state(config), model.base_model)`."""
+def trial_probe(config: TrialConfig, tokenizer, device: torch.device) -> Probe:
+    """The probe of a trial: active when `config.probing_dir` is set and the trial has
+    parallel data with at least two linked held-out pairs of the adjustment split, else one
+    that records nothing. The trial records `original` before any adaptation, `adjusted`
+    after it, and the trained state (`trained_state(config)`) after training."""
     held_out = (
         split_pairs(config, tokenizer)[1] if config.probing_dir and config.parallel_data else None
     )
     usable = (
         held_out is not None and len({k for k, links in enumerate(held_out.links) if links}) >= 2
     )
-    probe = Probe(
+    return Probe(
         held_out if usable else None,
         tokenizer.pad_token_id,
         Path(config.probing_dir) if usable else None,
         device,
         config.seed,
     )
-    probe.record("original", model.base_model)
-    objective, metrics = prepare_method(config, model, tokenizer, objective, device)
-    if config.adjusted:
-        probe.record("adjusted", model.base_model)
-    return objective, metrics, probe

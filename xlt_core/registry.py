@@ -2,8 +2,11 @@
 
 Every table that lists objectives or tasks (`config.METHODS`, `config.TASKS`, the cost
 model's step costs and data sizes, `spaces.SEARCH_RANGES`, the data loaders, the test lists)
-is derived from these declarations. The built-in ones are `xlt_core/objectives/declarations.py`
-and `xlt_core/tasks/declarations.py`; a plugin package adds its own in modules named in the
+is derived from these declarations. `config`'s and `spaces`' tables are read from them at
+each use (`DerivedNames`, `DerivedTable`): a declaration registered after those modules'
+import is in them (the cost model's `TASK_DATA` is still a copy made at its import). The
+built-in ones are `xlt_core/objectives/declarations.py` and
+`xlt_core/tasks/declarations.py`; a plugin package adds its own in modules named in the
 environment variable XLT_PLUGINS (comma-separated module names), imported on the registry's
 first use, so that the driver, `--dry-run` and Ray workers (which inherit the environment)
 all see them. docs/extending.md has the steps.
@@ -23,7 +26,7 @@ from __future__ import annotations
 import importlib
 import os
 import string
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator
 
@@ -33,10 +36,21 @@ PLUGINS_VARIABLE = "XLT_PLUGINS"
 BUILT_IN_MODULES = ("xlt_core.objectives.declarations", "xlt_core.tasks.declarations")
 # A task that supports every registered objective (or adaptation), plugins' included.
 ALL = "all"
-# The model heads a task can name: the keys of `models.HEADS` (torch-side; a test keeps
-# the two equal).
-HEADS = ("sequence_classification", "token_classification", "question_answering", "encoder")
-# What a task's selection-metric template may name, e.g. "dev/{dev_lang}/accuracy".
+# The model heads a task can name, each with the names of its (tiny model class, hub auto
+# class) in `transformers`: names, looked up when `models.load_model` builds a model, since
+# importing a model class loads transformers' modelling stack (~2 s), which the sweep
+# driver's checks and `import xlt_core.trial` skip.
+HEADS = {
+    "sequence_classification": (
+        "BertForSequenceClassification",
+        "AutoModelForSequenceClassification",
+    ),
+    "token_classification": ("BertForTokenClassification", "AutoModelForTokenClassification"),
+    "question_answering": ("BertForQuestionAnswering", "AutoModelForQuestionAnswering"),
+    # No head: tasks that read the encoder itself (sentence retrieval).
+    "encoder": ("BertModel", "AutoModel"),
+}
+# What a task's selection set may name, e.g. "{dev_lang}".
 SELECTION_FIELDS = ("dev_lang", "source_lang")
 SEARCH_KINDS = ("float", "choice")
 
@@ -104,8 +118,9 @@ class TaskDeclaration:
     implementation: str | None = None
     head: str | None = None  # one of HEADS
     metric: str | None = None  # the metric every evaluation set reports
-    # The metric model and configuration selection rank by, a template over SELECTION_FIELDS.
-    selection_metric: str | None = None
+    # The dev set on whose `metric` model and configuration selection rank: its language, a
+    # template over SELECTION_FIELDS ("{dev_lang}"), or a fixed name ("pooled").
+    selection_set: str | None = None
     data: TaskData | None = None  # the cost model's data sizes
     objectives: tuple[str, ...] | str = ALL  # the objectives it supports, or ALL
     adaptations: tuple[str, ...] | str = ALL  # the adaptations it supports, or ALL
@@ -128,15 +143,17 @@ class TaskDeclaration:
         "implementation",
         "head",
         "metric",
-        "selection_metric",
+        "selection_set",
         "data",
     )
 
     def selection_metric_for(self, config) -> str:
-        """The selection metric of a trial (its dev language, its source language)."""
-        return self.selection_metric.format(
+        """The selection metric of a trial (its dev language, its source language), e.g.
+        "dev/es/accuracy"."""
+        dev_set = self.selection_set.format(
             **{name: getattr(config, name) for name in SELECTION_FIELDS}
         )
+        return f"dev/{dev_set}/{self.metric}"
 
 
 _objectives: dict[str, ObjectiveDeclaration] = {}
@@ -281,25 +298,67 @@ def bind_settings(settings: Iterable[str], adaptations: tuple[str, ...]) -> None
         _check_task(declaration)
 
 
-class LazyImplementations(Mapping):
-    """name -> implementation, built on first lookup (`build(name)`) and kept: a mapping
-    that imports only the implementations a process uses."""
+class DerivedNames(Sequence):
+    """A tuple of names derived from the declarations (`derive()`), computed at each use:
+    a module-level table that sees a declaration registered after the module's import."""
 
-    def __init__(self, names: Callable[[], tuple[str, ...]], build: Callable[[str], Any]):
-        self._names, self._build, self._built = names, build, {}
+    def __init__(self, derive: Callable[[], tuple[str, ...]]):
+        self._derive = derive
+
+    def __getitem__(self, index):
+        return self._derive()[index]
+
+    def __len__(self) -> int:
+        return len(self._derive())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._derive())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._derive()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (tuple, DerivedNames)):
+            return self._derive() == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # its value changes with the registry
+
+    def __repr__(self) -> str:
+        return repr(self._derive())
+
+
+class DerivedTable(Mapping):
+    """name -> `lookup(name)` over `names()`, both read at each use: a module-level table
+    derived from the declarations that sees one registered after the module's import."""
+
+    def __init__(self, names: Callable[[], tuple[str, ...]], lookup: Callable[[str], Any]):
+        self._names, self._lookup = names, lookup
 
     def __getitem__(self, name: str) -> Any:
-        if name not in self._built:
-            if name not in self._names():
-                raise KeyError(name)
-            self._built[name] = self._build(name)
-        return self._built[name]
+        if name not in self._names():
+            raise KeyError(name)
+        return self._lookup(name)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._names())
 
     def __len__(self) -> int:
         return len(self._names())
+
+
+class LazyImplementations(DerivedTable):
+    """name -> implementation, built on first lookup (`build(name)`) and kept: a mapping
+    that imports only the implementations a process uses."""
+
+    def __init__(self, names: Callable[[], tuple[str, ...]], build: Callable[[str], Any]):
+        super().__init__(names, build)
+        self._built = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            self._built[name] = super().__getitem__(name)
+        return self._built[name]
 
 
 def _check_required(declaration) -> None:
@@ -361,10 +420,10 @@ def _task_problem(declaration: TaskDeclaration) -> tuple[str, str] | None:
     if declaration.head not in HEADS:
         return "head", f"one of {', '.join(HEADS)}, got {declaration.head!r}"
     template_fields = {
-        name for _, name, _, _ in string.Formatter().parse(declaration.selection_metric)
+        name for _, name, _, _ in string.Formatter().parse(declaration.selection_set)
     }
     if not template_fields <= {None, *SELECTION_FIELDS}:
-        return "selection_metric", f"a template over {', '.join(SELECTION_FIELDS)}"
+        return "selection_set", f"a template over {', '.join(SELECTION_FIELDS)}"
     if not isinstance(declaration.data, TaskData):
         return "data", f"a registry.TaskData, got {type(declaration.data).__name__}"
     if declaration.objectives != ALL:

@@ -3,8 +3,9 @@
 
 The task (`config.task`, looked up in `tasks.TASKS`) says how its data is read, encoded
 and scored; the objective (`config.method`, `objectives.OBJECTIVES`) turns batches into a
-loss; the adaptation (`config.adaptation`) adjusts the encoder first and may wrap the
-objective with continual alignment (`adjustment.prepare_method`, probed by `probing`).
+loss; the adaptation (`config.adaptation`), when there is one, adjusts the encoder first and may
+wrap the objective with continual alignment (`adjustment.adapt`; `probing` probes the
+encoder before and after it and after training).
 An adjusted trial does this once per target language with parallel data, each language's
 encoder adjusted on that language's pairs only (`language_stages`: efimov2023's one pair
 of languages at a time); a trial without adaptation trains once.
@@ -14,14 +15,14 @@ from __future__ import annotations
 
 import copy
 
-from xlt_core.adjustment import tokenizer_texts
+from xlt_core.adjustment import adapt, tokenizer_texts
 from xlt_core.config import TrialConfig
 from xlt_core.data.loading import load_synonyms
 from xlt_core.language_stages import run_language_stages
 from xlt_core.models import load_model
 from xlt_core.objectives import build_objective
 from xlt_core.preflight import check_resources
-from xlt_core.probing import prepare_probed_method, trained_state
+from xlt_core.probing import trained_state, trial_probe
 from xlt_core.reporting import Reporter
 from xlt_core.tasks import TASKS
 from xlt_core.train import train
@@ -59,8 +60,13 @@ def _train_and_evaluate(
     task = TASKS[config.task]
     evaluator = task.evaluator(config, model, tokenizer, device)
     objective = build_objective(config, tokenizer.pad_token_id, load_synonyms(config))
-    # The adaptation: the adjusted encoder, and continual alignment wrapped around the objective.
-    objective, metrics, probe = prepare_probed_method(config, model, tokenizer, objective, device)
+    probe = trial_probe(config, tokenizer, device)
+    probe.record("original", model.base_model)
+    adaptation_metrics = {}
+    if config.adjusted:
+        # The adjusted encoder, and continual alignment wrapped around the objective.
+        objective, adaptation_metrics = adapt(config, model, tokenizer, objective, device)
+        probe.record("adjusted", model.base_model)
     encode = task.encoder(config, tokenizer, train_examples)
     # Synonym copies (EAR, RS-DA) are drawn per seed from the shared training examples.
     training_set = objective.training_set(train_examples, encode, config.seed)
@@ -70,7 +76,7 @@ def _train_and_evaluate(
     final_metrics, scores = evaluator.evaluate()
     save_trained(config, model, tokenizer)
     return TrialResult(
-        metrics | probe.metrics | final_metrics,
+        adaptation_metrics | probe.metrics | final_metrics,
         scores,
         outcome.best_step,
         outcome.seconds,

@@ -14,7 +14,6 @@ import re
 # (`mlflow.*`: run name, nesting, source, git commit). Stores of 0.2.0 and earlier used bare
 # names for some (`method`, `phase`, `failure`, ...): CHANGELOG.md.
 TAG_PREFIX = "xlt."
-MLFLOW_TAG_PREFIX = "mlflow."
 ROLE_TAG = "xlt.role"  # "parent" (one per sweep invocation) or "trial" (one per trial)
 PARENT_ROLE = "parent"
 TRIAL_ROLE = "trial"

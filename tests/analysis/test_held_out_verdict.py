@@ -3,10 +3,8 @@ with the seed-aware test), not on the dev split the configuration was selected o
 
 import numpy as np
 import pytest
-from fake_sweeps import complete_parent, trial_tags
-from mlflow.entities import Metric, Param
+from fake_sweeps import complete_parent, log_scored_trial, trial_tags
 
-from analysis.collect import example_artifact
 from analysis.report import report_sweep
 from analysis.verdict import GAIN
 
@@ -29,25 +27,14 @@ def _make_sweep(root, experiment: str, candidate_skill: dict[str, float], seeds=
     configs = {BASELINE: ("finetune", {}, {"dev": 0.6, "test": 0.6})}
     configs[CANDIDATE] = ("ear", {"alpha": "1"}, candidate_skill)
     for label, (method, params, skill) in configs.items():
+        tags = trial_tags(parent, label, method, "none", params)
         for seed in seeds:
-            run_id = client.create_run(
-                experiment_id, tags=trial_tags(parent, label, method, "none", params)
-            ).info.run_id
-            metrics = []
+            scores = {}
             for key in KEYS:
-                split, lang = key.split("/")
-                chance = np.clip(difficulty[key] + skill[split] - 0.5, 0, 1)
-                scores = (rng.uniform(size=N) < chance).astype(float)
-                payload = {"split": split, "lang": lang, "metric": "accuracy"}
-                client.log_dict(
-                    run_id, {**payload, "scores": scores.tolist()}, example_artifact(split, lang)
-                )
-                metrics.append(Metric(f"{key}/accuracy", scores.mean(), 0, 0))
+                chance = np.clip(difficulty[key] + skill[key.split("/")[0]] - 0.5, 0, 1)
+                scores[key] = (rng.uniform(size=N) < chance).astype(float).tolist()
             all_params = {"method": method, "adaptation": "none", "seed": str(seed), **params}
-            client.log_batch(
-                run_id, metrics=metrics, params=[Param(k, v) for k, v in all_params.items()]
-            )
-            client.set_terminated(run_id)
+            log_scored_trial(client, experiment_id, tags, scores, all_params)
     client.set_terminated(parent)
     return uri
 

@@ -22,9 +22,9 @@ from tracking_stores import tracking_store
 from analysis.__main__ import main
 from analysis.collect import (
     AnalysisError,
+    ExampleScores,
     collect_trials,
     find_parent_run,
-    load_example_scores,
     tidy_metrics,
 )
 from analysis.render import format_params
@@ -296,14 +296,14 @@ def test_missing_baseline_is_named(sweep):
     trials = collect_trials(sweep.client, sweep.parent_run_id)
     without_baseline = trials[trials["method"] != "finetune"]
     with pytest.raises(AnalysisError, match="no finished baseline runs.*'finetune'"):
-        compare_to_baseline(sweep.client, without_baseline, _config_key(GOOD_LABEL))
+        compare_to_baseline(ExampleScores(sweep.client), without_baseline, _config_key(GOOD_LABEL))
 
 
 def test_example_scores_of_different_lengths_are_refused(sweep):
     trials = collect_trials(sweep.client, sweep.parent_run_id)
     good_run = trials.loc[trials["config_label"] == GOOD_LABEL, "run_id"].iloc[0]
     with pytest.raises(AnalysisError, match="different number of examples"):
-        load_example_scores(sweep.client, [good_run, sweep.odd_length_run_id], "test", "es")
+        ExampleScores(sweep.client).scores([good_run, sweep.odd_length_run_id], "test", "es")
 
 
 def test_report_sweep_writes_logs_and_tests(sweep, tmp_path):
@@ -497,7 +497,7 @@ def test_report_shows_the_effect_sizes_of_the_selection(sweep, tmp_path):
     trials = collect_trials(sweep.client, sweep.parent_run_id)
     keys = [baseline_config_key(trials), _config_key(GOOD_LABEL)]
     # The average's difference and interval are the held-out verdict's test of the mean.
-    comparison["avg"] = compare_average(sweep.client, trials, keys[1], keys[0])
+    comparison["avg"] = compare_average(ExampleScores(sweep.client), trials, keys[1], keys[0])
     for lang, row in effect_sizes.items():
         tested = comparison[lang]
         assert (row["mean_difference"], row["ci_low"], row["ci_high"]) == (

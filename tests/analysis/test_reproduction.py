@@ -9,13 +9,13 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
-from fake_sweeps import trial_tags
+from fake_sweeps import log_scored_trial, trial_tags
 from mlflow import MlflowClient
-from mlflow.entities import Metric, Param
+from mlflow.entities import Param
 from scipy import stats
 from tracking_stores import tracking_store
 
-from analysis.collect import example_artifact, tidy_metrics
+from analysis.collect import tidy_metrics
 from analysis.compare import compare_sweeps
 from analysis.departures import departures_section
 from analysis.papers import (
@@ -142,14 +142,10 @@ def _make_sweep(
     for label, (method, hyperparameters, percents) in configs.items():
         tags = trial_tags(parent, label, method, hyperparameters=hyperparameters)
         for index, seed in enumerate(SEEDS):
-            run_id = client.create_run(experiment_id, tags=tags).info.run_id
-            metrics = []
-            for key, correct in percents.items():
-                split, lang = key.split("/")
-                scores = [1.0] * correct[index] + [0.0] * (N - correct[index])
-                payload = {"split": split, "lang": lang, "metric": "accuracy", "scores": scores}
-                client.log_dict(run_id, payload, example_artifact(split, lang))
-                metrics.append(Metric(f"{key}/accuracy", correct[index] / N, 0, 0))
+            scores = {
+                key: [1.0] * correct[index] + [0.0] * (N - correct[index])
+                for key, correct in percents.items()
+            }
             params = {
                 "method": method,
                 "adaptation": "none",
@@ -161,10 +157,7 @@ def _make_sweep(
                 "epochs": str(epochs.get(label, default_epochs)),
                 **{name: hyperparameters.get(name, "none") for name in names},
             }
-            client.log_batch(
-                run_id, metrics=metrics, params=[Param(k, v) for k, v in params.items()]
-            )
-            client.set_terminated(run_id)
+            log_scored_trial(client, experiment_id, tags, scores, params)
     client.set_terminated(parent)
     return uri
 

@@ -130,13 +130,11 @@ def test_rounds_stop_decided_configurations_and_keep_the_baseline(monkeypatch):
     from sweeps import ear_xnli, sequential_seeds
     from sweeps.cli import apply_overrides
     from sweeps.experiment import experiment_spec
-    from xlt_core.config import TrialConfig
+    from sweeps.trial_request import trial_config
 
     spec = apply_overrides(experiment_spec(ear_xnli, "smoke", None), {"seeds": "auto"})
     assert spec.seeds == [0, 1, 2, 3, 4] and spec.seed_rounds == (3, 1, 1)
-    baseline, strong, null = (
-        TrialConfig.from_dict({**spec.base, **point}).config_key() for point in spec.points
-    )
+    baseline, strong, null = (trial_config(spec.base, point).config_key() for point in spec.points)
     # Per round, the z of each configuration still open: strong crosses at round 2, null is
     # futile at round 1.
     z_by_round = iter([{strong: (2.0, 3), null: (0.0, 3)}, {strong: (3.5, 4)}])

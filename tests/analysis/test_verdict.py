@@ -20,6 +20,7 @@ from analysis.mlflow_ui import (
 from analysis.plots import OUTCOME_COLOURS, outcome_colours
 from analysis.registry import AliasHolder, SweepStamp, moves_alias
 from analysis.sanity import (
+    TrainingRecords,
     at_chance,
     chance_level,
     chance_warning,
@@ -220,11 +221,8 @@ def test_parent_summary_has_the_selection_and_per_language_outcomes():
     assert not any("vs_baseline_p/" in column for column in columns)
 
 
-class _NoCurves:
-    """A client whose runs logged no loss curve."""
-
-    def get_metric_history(self, run_id, key):
-        return []
+# Trials that neither diverged nor logged a loss curve.
+_NO_CURVES = TrainingRecords(diverged={}, loss_curves={})
 
 
 class _Labels:
@@ -247,10 +245,10 @@ def test_sweep_at_chance_is_warned_from_the_dev_labels_it_logged():
         }
     )
     labels = [0, 1, 2] * 100
-    (warning,) = sanity_warnings(_NoCurves(), _Labels(labels), trials, "dev/en/accuracy")
+    (warning,) = sanity_warnings(_NO_CURVES, _Labels(labels), trials, "dev/en/accuracy")
     assert "at chance level on dev/en/accuracy" in warning
     learned = trials.assign(**{"dev/en/accuracy": [0.33, 0.35, 0.61, 0.63]})
-    assert sanity_warnings(_NoCurves(), _Labels(labels), learned, "dev/en/accuracy") == []
+    assert sanity_warnings(_NO_CURVES, _Labels(labels), learned, "dev/en/accuracy") == []
     # Without an accuracy there is no chance level to compare with.
     f1 = trials.rename(columns={"dev/en/accuracy": "dev/en/f1"})
-    assert sanity_warnings(_NoCurves(), _Labels(labels), f1, "dev/en/f1") == []
+    assert sanity_warnings(_NO_CURVES, _Labels(labels), f1, "dev/en/f1") == []

@@ -31,8 +31,6 @@ from xlt_core.objectives.ear import EAR
 class EARL1(EAR):
     """EAR whose embedding push is the L1 distance of the mean-pooled word embeddings."""
 
-    name: str = "ear_l1"
-
     def target_weights(self):
         return {"ept_l1": self.alpha, "apt": self.beta}
 
@@ -96,7 +94,7 @@ register_task(
         implementation="xlt_core.tasks.pair_task:PairClassificationTask",
         head="sequence_classification",
         metric="accuracy",
-        selection_metric="dev/{dev_lang}/accuracy",
+        selection_set="{dev_lang}",
         data=TaskData(train=48, dev=16, test=16, words=8.0),
         objectives=ALL,
         labels=("different", "same"),

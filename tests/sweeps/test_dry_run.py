@@ -16,6 +16,7 @@ from sweeps.cli import main
 from sweeps.experiment import experiment_spec
 from sweeps.paper_cards import load_card
 from sweeps.plan import format_plan
+from sweeps.trial_request import trial_config
 from xlt_core.config import METHODS, TASKS, TrialConfig
 
 PAPER_COMMAND = [str(REPO / "sweeps" / "ear_xnli.py"), "--preset", "paper", "--dry-run"]
@@ -117,7 +118,7 @@ def test_mbert_parameter_counts():
 
 def _paper_trial(**point) -> TrialConfig:
     spec = experiment_spec(ear_xnli, "paper", None)
-    return TrialConfig.from_dict({**spec.base, **point, "seed": 1})
+    return trial_config(spec.base, point, 1)
 
 
 def test_finetune_estimate_by_hand():

@@ -9,7 +9,7 @@ from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mi
 from sweeps import adjust_ner, adjust_xnli
 from sweeps.experiment import experiment_spec
 from sweeps.paper_cards import load_card
-from xlt_core.config import TrialConfig
+from sweeps.trial_request import trial_config
 
 CARD = load_card("efimov2023")
 SCRIPTS = [adjust_xnli, adjust_ner]
@@ -23,7 +23,7 @@ def test_every_trial_of_the_paper_preset_holds_the_cards_settings(script):
     assert spec.seeds == [1, 2, 3, 4, 5]  # L125: five runs
     # what the card checks is what the paper says, read back (a few by hand)
     for point in spec.points:
-        trial = TrialConfig.from_dict({**spec.base, **point, "seed": 1})
+        trial = trial_config(spec.base, point, 1)
         assert trial.target_langs == ("es", "ru", "vi", "hi")  # L97
         assert (trial.parallel_max_sentences, trial.parallel_pool_sentences) == (30_000, 250_000)
         assert trial.parallel_data == "hub:sentence-transformers/parallel-sentences-wikimatrix"

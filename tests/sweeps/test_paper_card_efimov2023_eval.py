@@ -12,6 +12,7 @@ from analysis.papers import load_published_results, matching_cells
 from sweeps import adjust_qa, adjust_xsr
 from sweeps.experiment import experiment_spec
 from sweeps.paper_cards import load_card
+from sweeps.trial_request import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import QAExample
 from xlt_core.tasks import TASKS, qa
@@ -24,11 +25,7 @@ ENCODERS = ["none", "adjusted", "adjusted_continual"]
 
 def _trials(script) -> list[TrialConfig]:
     spec = experiment_spec(script, "paper", None)
-    return [
-        TrialConfig.from_dict({**spec.base, **point, "seed": seed})
-        for point in spec.points
-        for seed in spec.seeds
-    ]
+    return [trial_config(spec.base, point, seed) for point in spec.points for seed in spec.seeds]
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

@@ -14,7 +14,7 @@ from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mi
 from sweeps import robust_pawsx, robust_xnli, rs_da_m_curve, rs_syntax
 from sweeps.experiment import experiment_spec
 from sweeps.paper_cards import load_card
-from xlt_core.config import TrialConfig
+from sweeps.trial_request import trial_config
 
 CARD = load_card("huang2021")
 SCRIPTS = [robust_xnli, robust_pawsx, rs_syntax, rs_da_m_curve]
@@ -29,7 +29,7 @@ def test_every_trial_of_the_paper_preset_holds_the_cards_settings(script):
     spec = experiment_spec(script, "paper", None)
     assert spec.seeds == list(range(1, 11))  # L144: 10 seeds
     # what the card checks is what XTREME's scripts say, read back by hand
-    trial = TrialConfig.from_dict({**spec.base, **spec.points[-1], "seed": 1})
+    trial = trial_config(spec.base, spec.points[-1], 1)
     assert (trial.learning_rate, trial.batch_size, trial.epochs, trial.max_seq_length) == (
         2e-5,
         32,

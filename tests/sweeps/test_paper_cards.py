@@ -11,15 +11,14 @@ import sys
 import pytest
 import torch
 from conftest import scaled_timeout
-from fake_sweeps import trial_tags
+from fake_sweeps import log_scored_trial, trial_tags
 from mlflow import MlflowClient
-from mlflow.entities import Metric, Param
+from mlflow.entities import Param
 from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mismatches
 from sweep_helpers import REPO
 from tiny_models import tiny_pair_classifier
 from tracking_stores import tracking_store
 
-from analysis.collect import example_artifact
 from analysis.departures import read_departures
 from analysis.report import report_sweep
 from sweeps import ear_xnli
@@ -29,6 +28,7 @@ from sweeps.paper_cards import load_card
 from sweeps.plan import format_plan
 from sweeps.runner import SweepOptions, _start_parent
 from sweeps.tracking import log_departures
+from sweeps.trial_request import trial_config
 from xlt_core import train
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
@@ -188,7 +188,7 @@ def test_every_trial_of_a_ding2022_preset_holds_the_cards_settings(script, prese
     spec = experiment_spec(module, preset, None)
     assert spec.departures() == DING.departures(script, preset)
     # What the card holds is what the paper says (L1725, L1740), read back by hand.
-    trial = TrialConfig.from_dict({**spec.base, **spec.points[-1], "seed": 1})
+    trial = trial_config(spec.base, spec.points[-1], 1)
     budget = (trial.epochs, trial.learning_rate, trial.batch_size, trial.max_seq_length)
     assert budget == (1.0, 2e-5, 32, 128)
     assert (trial.warmup_ratio, trial.precision) == (0.0, "bf16")  # precision: a departure
@@ -207,7 +207,7 @@ MBERT = "bert-base-multilingual-cased"
 
 
 def _trial(spec, point) -> TrialConfig:
-    return TrialConfig.from_dict({**spec.base, **point, "seed": spec.seeds[0]})
+    return trial_config(spec.base, point, spec.seeds[0])
 
 
 def test_the_check_fails_when_a_trial_leaves_the_card():
@@ -390,16 +390,9 @@ def _fake_sweep(root, departures: bool, model: str = MBERT) -> str:
     }
     for label, (method, hyper, correct) in configs.items():
         for seed in (1, 2):
-            run_id = client.create_run(
-                experiment_id, tags=trial_tags(parent, label, method)
-            ).info.run_id
-            metrics = []
-            for split, lang in (("dev", "en"), ("test", "en"), ("test", "es")):
-                value = correct + seed
-                scores = [1.0] * value + [0.0] * (100 - value)
-                payload = {"split": split, "lang": lang, "metric": "accuracy", "scores": scores}
-                client.log_dict(run_id, payload, example_artifact(split, lang))
-                metrics.append(Metric(f"{split}/{lang}/accuracy", value / 100, 0, 0))
+            value = correct + seed
+            keys = ("dev/en", "test/en", "test/es")
+            scores = {key: [1.0] * value + [0.0] * (100 - value) for key in keys}
             # XTREME's 5 epochs: the baseline is the papers' baselines' like (a row meets only
             # its own budget, analysis.papers.budget_difference)
             run_params = {
@@ -409,10 +402,8 @@ def _fake_sweep(root, departures: bool, model: str = MBERT) -> str:
                 "model": model,
                 "epochs": "5.0",
             }
-            client.log_batch(
-                run_id, metrics=metrics, params=[Param(k, v) for k, v in run_params.items()]
-            )
-            client.set_terminated(run_id)
+            tags = trial_tags(parent, label, method)
+            log_scored_trial(client, experiment_id, tags, scores, run_params)
     client.set_terminated(parent)
     return uri
 

@@ -4,13 +4,13 @@ its own method's and adaptation's hyperparameters, not another's, and no unset s
 import pytest
 
 from sweeps.trainable import flat_params
+from xlt_core import registry
 from xlt_core.config import (
     ADAPTATION_HYPERPARAMETERS,
     HYPERPARAMETER_NAMES,
     METHOD_HYPERPARAMETERS,
     METHODS,
     PERTURBING_METHODS,
-    SYNONYM_METHODS,
     TrialConfig,
 )
 from xlt_schema import NO_ADAPTATION
@@ -48,7 +48,7 @@ def test_each_trial_logs_its_own_hyperparameters_and_nothing_unset(method, adapt
     # the identity and the seed always; settings of other configurations never
     assert {"method", "adaptation", "seed", "task", "model", "target_langs"} <= set(params)
     assert ("synonyms" not in params) and (
-        ("synonym_lookup" in params) == (method in SYNONYM_METHODS)
+        ("synonym_lookup" in params) == registry.objective(method).uses_synonyms
     )
     assert ("perturbation_site" in params) == (method in PERTURBING_METHODS)
     assert ("adjust_batch_size" in params) == (adaptation != "none")

@@ -6,6 +6,7 @@ import pytest
 from sweeps import adjust_ner, adjust_qa, adjust_xnli, adjust_xsr
 from sweeps.cli import apply_overrides, resolve_paths
 from sweeps.experiment import experiment_spec
+from sweeps.trial_request import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.data.parallel import check_parallel
 from xlt_core.errors import ConfigError
@@ -103,7 +104,7 @@ def test_adjust_smoke_presets_need_no_download(script):
     spec = experiment_spec(script, "smoke", None)
     assert (spec.base["data_source"], spec.base["parallel_data"]) == ("synthetic", "synthetic")
     for point in spec.points:
-        check_resources(TrialConfig.from_dict({**spec.base, **point}))
+        check_resources(trial_config(spec.base, point))
 
 
 def test_the_paper_dry_run_plans_one_adjusted_encoder_per_language_and_seed():

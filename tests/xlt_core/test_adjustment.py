@@ -13,9 +13,9 @@ from transformers import AutoModelForSequenceClassification
 
 from xlt_core.adjustment import adjust, adjustment_optimiser
 from xlt_core.config import TrialConfig
-from xlt_core.data.alignment import AlignedPairs, aligned_pairs
 from xlt_core.data.parallel import load_parallel
 from xlt_core.data.synthetic import _lexicon
+from xlt_core.data.word_alignment import AlignedPairs, aligned_pairs
 from xlt_core.models import tiny_tokenizer
 from xlt_core.objectives.alignment import (
     ContinualAlignment,
@@ -189,15 +189,15 @@ def spied_trial(monkeypatch):
     """Runs an adjusted trial recording, per adjustment call, the stage's targets and the
     linked target words it trained on, and per evaluation the stage's targets, metrics and
     a digest of the evaluated encoder."""
-    from xlt_core import adjustment, probing
+    from xlt_core import adjustment, trial
     from xlt_core.tasks import TASKS
 
     adjusted, evaluated, stage = [], [], {}
-    real_prepare, real_adjust = probing.prepare_method, adjustment.adjust
+    real_adapt, real_adjust = trial.adapt, adjustment.adjust
 
-    def prepare_method(config, model, tokenizer, objective, device):
+    def adapt(config, model, tokenizer, objective, device):
         stage.update(langs=config.target_langs, tokenizer=tokenizer)
-        return real_prepare(config, model, tokenizer, objective, device)
+        return real_adapt(config, model, tokenizer, objective, device)
 
     def adjust(encoder, frozen, pairs, held_out, pad_id, **settings):
         words = {
@@ -224,7 +224,7 @@ def spied_trial(monkeypatch):
         built.evaluate = evaluate
         return built
 
-    monkeypatch.setattr(probing, "prepare_method", prepare_method)
+    monkeypatch.setattr(trial, "adapt", adapt)
     monkeypatch.setattr(adjustment, "adjust", adjust)
     monkeypatch.setattr(task, "evaluator", evaluator)
 

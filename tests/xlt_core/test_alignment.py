@@ -3,7 +3,15 @@ scripts, eflomal alignment filtering and its caches, and the word -> subword spa
 
 import pytest
 
-from xlt_core.data.alignment import (
+from xlt_core.data.parallel import (
+    ParallelCorpus,
+    load_parallel,
+    parallel_languages,
+    sample_indices,
+    split_words,
+)
+from xlt_core.data.synthetic import _lexicon
+from xlt_core.data.word_alignment import (
     align_corpus,
     aligned_pairs,
     drop_identical,
@@ -13,14 +21,6 @@ from xlt_core.data.alignment import (
     symmetrise,
     word_spans,
 )
-from xlt_core.data.parallel import (
-    ParallelCorpus,
-    load_parallel,
-    parallel_languages,
-    sample_indices,
-    split_words,
-)
-from xlt_core.data.synthetic import _lexicon
 from xlt_core.errors import DataError
 from xlt_core.models import tiny_tokenizer
 
@@ -115,7 +115,7 @@ def test_concurrent_trials_share_one_alignment(tmp_path, monkeypatch):
     import threading
     import time
 
-    from xlt_core.data import alignment
+    from xlt_core.data import word_alignment
 
     calls = []
 
@@ -124,7 +124,7 @@ def test_concurrent_trials_share_one_alignment(tmp_path, monkeypatch):
         time.sleep(0.3)
         return [[(0, len(calls))]]  # differs per call, like an unseeded sampler
 
-    monkeypatch.setattr(alignment, "_align", slow_align)
+    monkeypatch.setattr(word_alignment, "_align", slow_align)
     corpus = ParallelCorpus("en", "de", ("a b",), ("x y",))
     results = [None, None]
 
@@ -160,7 +160,7 @@ def test_words_of_every_script_stay_whole(sentence, words):
 
 
 def test_the_aligner_reads_a_hindi_sentence_as_its_whitespace_separated_words(monkeypatch):
-    from xlt_core.data import alignment
+    from xlt_core.data import word_alignment
 
     seen = {}
 
@@ -168,7 +168,7 @@ def test_the_aligner_reads_a_hindi_sentence_as_its_whitespace_separated_words(mo
         seen["source"], seen["target"] = source_words, target_words
         return [[(0, 0)]], [[(0, 0)]]
 
-    monkeypatch.setattr(alignment, "eflomal_links", eflomal_links)
+    monkeypatch.setattr(word_alignment, "eflomal_links", eflomal_links)
     hindi = "मेरी माँ ने खाना बनाया, और हमने खाया।"
     align_corpus(ParallelCorpus("en", "hi", ("My mother cooked, and we ate.",), (hindi,)))
     assert seen["target"] == [["मेरी", "माँ", "ने", "खाना", "बनाया", ",", "और", "हमने", "खाया", "।"]]
@@ -176,21 +176,21 @@ def test_the_aligner_reads_a_hindi_sentence_as_its_whitespace_separated_words(mo
 
 
 def test_a_change_of_word_splitting_does_not_reuse_cached_alignments(tmp_path, monkeypatch):
-    from xlt_core.data import alignment
+    from xlt_core.data import word_alignment
 
     calls = []
-    monkeypatch.setattr(alignment, "_align", lambda corpus: calls.append(1) or [[(0, 0)]])
+    monkeypatch.setattr(word_alignment, "_align", lambda corpus: calls.append(1) or [[(0, 0)]])
     corpus = ParallelCorpus("en", "de", ("a b",), ("x y",))
     align_corpus(corpus, tmp_path)
     align_corpus(corpus, tmp_path)
     assert len(calls) == 1
-    monkeypatch.setattr(alignment, "WORD_SPLITTING", "another-rule")
+    monkeypatch.setattr(word_alignment, "WORD_SPLITTING", "another-rule")
     align_corpus(corpus, tmp_path)
     assert len(calls) == 2
 
 
 def test_each_seed_draws_its_own_sample_from_one_aligned_pool(tokenizer, tmp_path, monkeypatch):
-    from xlt_core.data import alignment
+    from xlt_core.data import word_alignment
 
     pool = load_parallel("synthetic", "en", "es", max_sentences=200)
     first, again = sample_indices(len(pool), 50, seed=1), sample_indices(len(pool), 50, seed=1)
@@ -198,8 +198,10 @@ def test_each_seed_draws_its_own_sample_from_one_aligned_pool(tokenizer, tmp_pat
     assert first == again and first != other
     assert len(set(first)) == 50 and first == sorted(first) and max(first) < 200
     assert sample_indices(40, 50, seed=1) == list(range(40))  # a pool no larger is taken whole
-    real_align, calls = alignment._align, []
-    monkeypatch.setattr(alignment, "_align", lambda corpus: calls.append(1) or real_align(corpus))
+    real_align, calls = word_alignment._align, []
+    monkeypatch.setattr(
+        word_alignment, "_align", lambda corpus: calls.append(1) or real_align(corpus)
+    )
     pairs = aligned_pairs(pool, tokenizer, 64, tmp_path, first)
     other_pairs = aligned_pairs(pool, tokenizer, 64, tmp_path, other)
     assert calls == [1]  # the pool is aligned once, whatever the seed's sample

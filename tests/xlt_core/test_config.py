@@ -13,6 +13,7 @@ import sweeps
 from sweeps.cli import SETTABLE, apply_overrides, build_parser
 from sweeps.experiment import experiment_spec
 from sweeps.spaces import hyperparameter_names
+from sweeps.trial_request import trial_config
 from xlt_core.config import HYPERPARAMETER_NAMES, STUDY_SETTINGS, TrialConfig, parse_assignments
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_resources
@@ -159,7 +160,7 @@ def test_every_sweep_script_builds_valid_trials(script, preset, with_data_dir, t
             hyperparameter_names(point)
         )
         for seed in spec.seeds:
-            config = TrialConfig.from_dict({**spec.base, **point, "seed": seed})
+            config = trial_config(spec.base, point, seed)
             assert config.task == spec.base["task"]
 
 

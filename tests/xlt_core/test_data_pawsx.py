@@ -6,19 +6,20 @@ import pytest
 
 from xlt_core.config import TrialConfig
 from xlt_core.data import pawsx
-from xlt_core.data.examples import PairExample
-from xlt_core.data.loading import DEV_FILE_PARTS, check_data, load_split, num_labels
+from xlt_core.data.examples import NER_LABELS, PairExample
+from xlt_core.data.loading import DEV_FILE_PARTS, check_data, load_split
 from xlt_core.data.pawsx import available_pawsx_languages, load_pawsx
 from xlt_core.data.synthetic import SPLIT_SIZES, SYNTHETIC_LANGUAGES, _lexicon
 from xlt_core.data.synthetic_pawsx import synthetic_pawsx
 from xlt_core.errors import ConfigError, DataError
+from xlt_core.tasks import TASKS
 
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    pawsx._load_cached.cache_clear()
+    pawsx._PAWSX.load_cached.cache_clear()
     yield
-    pawsx._load_cached.cache_clear()
+    pawsx._PAWSX.load_cached.cache_clear()
 
 
 def write(data_dir, name, text):
@@ -113,7 +114,7 @@ def test_dev_file_split_gives_disjoint_parallel_parts(tmp_path):
     assert [e.sentence1 for e in test_de] == ["de1 8", "de1 9"] and len(test_en) == 2
     assert DEV_FILE_PARTS == {"train": (0.0, 0.6), "dev": (0.6, 0.8), "test": (0.8, 1.0)}
     write(tmp_path, "dev-fr.tsv", rows.split("\n", 1)[1])  # one example short
-    pawsx._load_cached.cache_clear()
+    pawsx._PAWSX.load_cached.cache_clear()
     with pytest.raises(DataError, match="dev-fr has 9 examples, dev-en has 10"):
         load_split(TrialConfig.from_dict({**config.to_dict(), "target_langs": "fr"}), "test", "fr")
 
@@ -156,5 +157,6 @@ def test_hub_source_maps_splits(monkeypatch):
 
 
 def test_task_sets_the_number_of_labels():
-    assert num_labels(TrialConfig.from_dict({"task": "pawsx"})) == 2
-    assert num_labels(TrialConfig.from_dict({"task": "xnli"})) == 3
+    # The declaration's labels, the one place a task's labels are read (NER's too).
+    for task, count in {"pawsx": 2, "xnli": 3, "ner": len(NER_LABELS)}.items():
+        assert TASKS[task].num_labels(TrialConfig.from_dict({"task": task})) == count

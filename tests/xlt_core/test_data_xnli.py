@@ -14,9 +14,9 @@ from xlt_core.errors import ConfigError, DataError
 @pytest.fixture(autouse=True)
 def fresh_cache():
     """Each test sees the files as they are now, not as an earlier test cached them."""
-    xnli._load_cached.cache_clear()
+    xnli._XNLI.load_cached.cache_clear()
     yield
-    xnli._load_cached.cache_clear()
+    xnli._XNLI.load_cached.cache_clear()
 
 
 def write_xnli_file(data_dir: Path, name: str, text: str) -> Path:
@@ -58,7 +58,7 @@ def test_same_request_is_read_once_and_callers_get_their_own_list(shared_data):
     first.clear()
     second = load_xnli("local", "dev", "de", str(shared_data))
     assert len(second) == 2490
-    assert xnli._load_cached.cache_info().hits == 1
+    assert xnli._XNLI.load_cached.cache_info().hits == 1
 
 
 def test_header_trailing_blank_line_quotes_and_contradictory_are_handled(tmp_path):

@@ -13,11 +13,11 @@ from xlt_core.errors import DataError
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    xnli._load_cached.cache_clear()
-    pawsx._load_cached.cache_clear()
+    xnli._XNLI.load_cached.cache_clear()
+    pawsx._PAWSX.load_cached.cache_clear()
     yield
-    xnli._load_cached.cache_clear()
-    pawsx._load_cached.cache_clear()
+    xnli._XNLI.load_cached.cache_clear()
+    pawsx._PAWSX.load_cached.cache_clear()
 
 
 def write(data_dir, folder, name, text):

@@ -320,8 +320,8 @@ HUB = {
 
 # Every loader's per-process cache: cleared around each test so that no mirror rows leak.
 _CACHES = (
-    xnli._load_cached,
-    pawsx._load_cached,
+    xnli._XNLI.load_cached,
+    pawsx._PAWSX.load_cached,
     ner._load_hub,
     squad._load_hub,
     tatoeba._load_hub,

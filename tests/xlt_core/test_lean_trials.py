@@ -18,7 +18,7 @@ from xlt_core import trial
 from xlt_core.config import TrialConfig
 from xlt_core.cpus import available_cpus
 from xlt_core.errors import TrainingDiverged
-from xlt_core.models import HEADS
+from xlt_core.registry import HEADS
 from xlt_core.reporting import ListReporter
 from xlt_core.train import epoch_batches, train
 from xlt_core.trial_result import TrialResult

@@ -10,8 +10,8 @@ import torch
 from tiny_models import tiny_bert
 
 from xlt_core.adjustment import adjust
-from xlt_core.data.alignment import AlignedPairs, aligned_pairs
 from xlt_core.data.parallel import load_parallel
+from xlt_core.data.word_alignment import AlignedPairs, aligned_pairs
 from xlt_core.models import tiny_tokenizer
 from xlt_core.probing import Probe, pair_distances, unrelated_partners
 

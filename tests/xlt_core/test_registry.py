@@ -14,6 +14,7 @@ from conftest import scaled_timeout
 from sweeps import cost_model, spaces
 from xlt_core import config, registry
 from xlt_core.config import TrialConfig
+from xlt_core.data.examples import PairExample
 from xlt_core.errors import ConfigError
 from xlt_core.objectives import OBJECTIVES, build_objective
 from xlt_core.registry import (
@@ -26,6 +27,8 @@ from xlt_core.registry import (
 from xlt_core.tasks import TASKS
 
 REPO = Path(__file__).resolve().parents[2]
+# The built-in methods declared as drawing synonym copies from a neighbour table.
+SYNONYM_METHODS = ("ear", "rs_da", "ear_nt", "ear_srpt")
 PLAIN_OBJECTIVE = ObjectiveDeclaration(
     name="plain", implementation="xlt_core.objectives.finetune:FineTune", step_cost=1.0
 )
@@ -34,7 +37,7 @@ PAIR_TASK = TaskDeclaration(
     implementation="xlt_core.tasks.pair_task:PairClassificationTask",
     head="sequence_classification",
     metric="accuracy",
-    selection_metric="dev/{dev_lang}/accuracy",
+    selection_set="{dev_lang}",
     data=TaskData(10, 10, 10, 5.0),
     labels=("a", "b"),
     loader="xlt_core.data.xnli:load_xnli",
@@ -87,7 +90,7 @@ def test_a_wrong_objective_declaration_is_refused_naming_the_field(
         ({"head": "regression"}, "head", "one of sequence_classification"),
         ({"objectives": ("finetune", "nope")}, "objectives", "unknown: nope"),
         ({"adaptations": ("none", "retrained")}, "adaptations", "retrained"),
-        ({"selection_metric": "dev/{lang}/accuracy"}, "selection_metric", "dev_lang"),
+        ({"selection_set": "{lang}"}, "selection_set", "dev_lang"),
         ({"data": {"train": 10}}, "data", "TaskData"),
         ({"loader": "load_xnli"}, "loader", "'module:attribute'"),
     ],
@@ -128,14 +131,13 @@ def test_the_tables_are_the_declarations():
     for name in names:
         declaration = registry.objective(name)
         assert config.METHOD_HYPERPARAMETERS[name] == declaration.hyperparameters
-        assert (name in config.SYNONYM_METHODS) == declaration.uses_synonyms
         assert spaces.SEARCH_RANGES.get(name, {}) == dict(declaration.search_ranges)
-        assert OBJECTIVES[name].name == name  # each class is its declaration's
+        assert not hasattr(OBJECTIVES[name], "name")  # the declaration's name is its only one
     for name in config.TASKS:
         assert TASKS[name].name == name
         assert (name in config.TRANSLATED_SOURCE_TASKS) == registry.task(name).translated_training
     # The values the tables held before they were derived.
-    assert config.SYNONYM_METHODS == ("ear", "rs_da", "ear_nt", "ear_srpt")
+    assert tuple(n for n in names if registry.objective(n).uses_synonyms) == SYNONYM_METHODS
     assert config.PERTURBING_METHODS == ("adv", "rs_rp")
     assert config.TRANSLATED_SOURCE_TASKS == ("xnli", "pawsx")
     assert set(spaces.SEARCH_RANGES) == {"ear"}
@@ -143,6 +145,38 @@ def test_the_tables_are_the_declarations():
     assert TASKS["xsr"].objectives == ("finetune",)
     assert TASKS["ner"].objectives == TASKS["qa"].objectives == ("finetune", "adv", "rs_rp")
     assert TASKS["xnli"].objectives == TASKS["pawsx"].objectives == config.METHODS
+
+
+def test_an_objective_registered_after_the_imports_is_in_every_table(scratch_registry):
+    # config and spaces are imported above, before this registration.
+    late = dataclasses.replace(
+        PLAIN_OBJECTIVE,
+        name="late",
+        hyperparameters=("epsilon", "noise_sigma"),
+        search_ranges={"epsilon": ("float", 0.01, 0.1, 0.01)},
+        perturbs=True,
+    )
+    registry.register_objective(late)
+    assert TrialConfig.from_dict({"method": "late", "epsilon": 0.05}).hyperparameters() == {
+        "method": "late",
+        "adaptation": "none",
+        "epsilon": 0.05,
+        "noise_sigma": 0.01,
+    }
+    assert "late" in config.METHODS and "late" in config.PERTURBING_METHODS
+    assert config.METHOD_HYPERPARAMETERS["late"] == ("epsilon", "noise_sigma")
+    assert "late" in config.allowed_values()["method"]
+    assert "late" in TASKS["xnli"].objectives
+    assert spaces.SEARCH_RANGES["late"] == {"epsilon": ("float", 0.01, 0.1, 0.01)}
+    points = spaces.override_axis([{"method": "late"}, {"method": "ear"}], "epsilon", 0.02)
+    assert points == [{"method": "late", "epsilon": 0.02}, {"method": "ear"}]
+
+
+def test_an_unknown_method_is_refused_listing_the_registered_ones():
+    with pytest.raises(ConfigError) as refused:
+        TrialConfig.from_dict({"method": "late"})
+    assert str(refused.value).endswith(f"one of {', '.join(registry.objective_names())}")
+    assert "late" not in config.METHODS  # the previous test's registration is undone
 
 
 def test_the_cost_model_reads_the_declarations():
@@ -156,13 +190,7 @@ def test_the_cost_model_reads_the_declarations():
     assert cost_model.step_cost(TrialConfig(method="ear", adv_steps=3)) == 1.66
 
 
-def test_the_heads_are_the_models_heads():
-    from xlt_core.models import HEADS
-
-    assert set(registry.HEADS) == set(HEADS)
-
-
-@pytest.mark.parametrize("method", config.SYNONYM_METHODS)
+@pytest.mark.parametrize("method", SYNONYM_METHODS)
 @pytest.mark.parametrize("table", [None, {}])
 def test_an_objective_that_needs_synonyms_refuses_to_train_without(method, table):
     with pytest.raises(ConfigError, match=f"synonyms=None.*method={method} trains on synonym"):
@@ -177,8 +205,17 @@ def test_an_objective_class_with_a_table_must_be_declared_as_using_synonyms(scra
             PLAIN_OBJECTIVE, name="ear_undeclared", implementation="xlt_core.objectives.ear:EAR"
         )
     )
+    objective = build_objective(TrialConfig(method="ear_undeclared"), 0, {"dog": ["hound"]})
     with pytest.raises(DeclarationError, match="'ear_undeclared', field uses_synonyms: True"):
-        build_objective(TrialConfig(method="ear_undeclared"), 0, None)
+        objective.training_set([PairExample("the dog", "a dog", 0)], lambda pairs: pairs, 0)
+
+
+def test_the_declaration_alone_says_whether_an_objective_needs_a_table(scratch_registry):
+    # Fine-tuning's class reads no table; declared with uses_synonyms, it still needs one.
+    registry.register_objective(dataclasses.replace(PLAIN_OBJECTIVE, uses_synonyms=True))
+    with pytest.raises(ConfigError, match="method=plain trains on synonym copies"):
+        build_objective(TrialConfig(method="plain"), 0, None)
+    assert build_objective(TrialConfig(method="plain"), 0, {"dog": ["hound"]})
 
 
 def _python(code: str, **env) -> subprocess.CompletedProcess:

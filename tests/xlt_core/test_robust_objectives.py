@@ -262,7 +262,8 @@ def test_build_objective_maps_methods_and_settings():
         0,
         None,
     )
-    assert (adv.name, adv.epsilon, adv.steps, adv.step_scale) == ("adv", 0.1, 3, 0.5)
+    assert isinstance(adv, Adversarial)
+    assert (adv.epsilon, adv.steps, adv.step_scale) == (0.1, 3, 0.5)
     assert adv.site == "encoder_output"  # the paper's Enc(x) unless set otherwise
     rp = build_objective(
         TrialConfig.from_dict(
@@ -271,13 +272,15 @@ def test_build_objective_maps_methods_and_settings():
         0,
         None,
     )
-    assert (rp.name, rp.epsilon, rp.seed, rp.site) == ("rs_rp", 1.0, 4, "word_embeddings")
+    assert isinstance(rp, RandomPerturbation)
+    assert (rp.epsilon, rp.seed, rp.site) == (1.0, 4, "word_embeddings")
     da = build_objective(
         TrialConfig.from_dict({"method": "rs_da", "m": 3, "rs_da_variant": "keep_originals"}),
         0,
         TABLE,
     )
-    assert (da.name, da.m, da.keep_originals, da.synonyms) == ("rs_da", 3, True, TABLE)
+    assert isinstance(da, SynonymAugmentation)
+    assert (da.m, da.keep_originals, da.synonyms) == (3, True, TABLE)
     assert (
         build_objective(TrialConfig.from_dict({"method": "rs_da"}), 0, TABLE).keep_originals
         is False

@@ -8,6 +8,7 @@ from tiny_trials import TINY_TRIAL
 
 from sweeps import ear_source_language
 from sweeps.experiment import experiment_spec
+from sweeps.trial_request import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.data import pawsx, xnli
 from xlt_core.data.examples import PairExample
@@ -107,10 +108,10 @@ def hub_requests(monkeypatch):
         return datasets.Dataset.from_dict(rows)
 
     monkeypatch.setattr(datasets, "load_dataset", fake_load_dataset)
-    for cache in (xnli._load_cached, pawsx._load_cached):
+    for cache in (xnli._XNLI.load_cached, pawsx._PAWSX.load_cached):
         cache.cache_clear()
     yield requests
-    for cache in (xnli._load_cached, pawsx._load_cached):
+    for cache in (xnli._XNLI.load_cached, pawsx._PAWSX.load_cached):
         cache.cache_clear()
 
 
@@ -226,7 +227,7 @@ def test_configurations_name_their_source_language_only_where_it_is_not_english(
 
 def test_the_sweep_trains_ear_on_each_source_beside_english_finetuning():
     spec = experiment_spec(ear_source_language, "smoke", None)
-    configs = [TrialConfig.from_dict({**spec.base, **point}) for point in spec.points]
+    configs = [trial_config(spec.base, point) for point in spec.points]
     assert [(c.method, c.source_lang) for c in configs] == [
         ("finetune", "en"),
         ("ear", "en"),

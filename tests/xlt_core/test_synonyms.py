@@ -14,7 +14,6 @@ from xlt_core.data.examples import PairExample
 from xlt_core.data.loading import load_synonyms
 from xlt_core.data.synonyms import (
     COUNTERFITTED_TABLE,
-    augment_copies,
     augment_pair,
     augment_sentence,
     load_synonym_table,
@@ -48,7 +47,8 @@ def assert_substitutes_only_neighbours(original: str, augmented: str, table) -> 
 def test_hand_made_table_substitutes_only_neighbours_and_keeps_other_words():
     rng = random.Random(0)
     sentence = "the big dog runs to the Big  house"
-    for copy in augment_copies(sentence, HAND_MADE, 50, rng):
+    for _ in range(50):
+        copy = augment_sentence(sentence, HAND_MADE, rng)
         assert_substitutes_only_neighbours(sentence, copy, HAND_MADE)
         words = copy.split(" ")
         assert words[0] == "the" and words[4] == "to" and words[7] == "" and words[8] == "house"
@@ -79,20 +79,22 @@ def test_counterfitted_table_substitutes_only_neighbours(counterfitted):
     table = load_synonym_table(counterfitted)
     rng = random.Random(1)
     sentence = "The film was a good movie and all the people in the house liked it ."
-    copies = augment_copies(sentence, table, 20, rng)
+    copies = [augment_sentence(sentence, table, rng) for _ in range(20)]
     for copy in copies:
         assert_substitutes_only_neighbours(sentence, copy, table)
     assert any(copy != sentence for copy in copies)
 
 
-def test_augment_copies_returns_exactly_m_copies():
-    assert len(augment_copies("the big dog", HAND_MADE, 7, random.Random(0))) == 7
-    assert augment_copies("the big dog", HAND_MADE, 0, random.Random(0)) == []
+def test_augment_pair_returns_exactly_m_copies():
+    pair = PairExample("the big dog", "runs", 1)
+    assert len(augment_pair(pair, HAND_MADE, 7, random.Random(0))) == 7
+    assert augment_pair(pair, HAND_MADE, 0, random.Random(0)) == []
 
 
 def test_seeded_rng_reproduces_the_copies():
-    first = augment_copies("the big dog runs", HAND_MADE, 10, random.Random(42))
-    second = augment_copies("the big dog runs", HAND_MADE, 10, random.Random(42))
+    pair = PairExample("the big dog runs", "the dog", 0)
+    first = augment_pair(pair, HAND_MADE, 10, random.Random(42))
+    second = augment_pair(pair, HAND_MADE, 10, random.Random(42))
     assert first == second
     assert len(set(first)) > 1
 

@@ -16,10 +16,6 @@ from xlt_core.errors import ConfigError, DataError
 DEV_FILE_PARTS = {"train": (0.0, 0.6), "dev": (0.6, 0.8), "test": (0.8, 1.0)}
 
 
-def num_labels(config: TrialConfig) -> int:
-    return len(registry.task(config.task).labels)
-
-
 def _loader(config: TrialConfig):
     """The pair task's loader (source, split, lang, data_dir) -> examples, as declared."""
     return registry.resolve(registry.task(config.task), "loader")

@@ -17,7 +17,7 @@ the synthetic data's own translations.
 The pool and the sample (efimov2023 L125: "For each run we sample 30K sentences from a set of
 250K parallel (WikiMatrix) sentences word-aligned with fast_align"): `load_parallel` reads
 the pool, the first `parallel_pool_sentences` usable pairs of the corpus in its order; the pool is
-word-aligned as a whole (`data/alignment.py`), and `sample_indices` draws the trial's
+word-aligned as a whole (`data/word_alignment.py`), and `sample_indices` draws the trial's
 `parallel_max_sentences` pairs from it with the trial's seed, a new sample per seed.
 
 Words (`split_words`, the units eflomal aligns) are cut as mBERT's own pre-tokenizer cuts

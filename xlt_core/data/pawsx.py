@@ -7,19 +7,11 @@ pair, human-translated). Labels: 1 = paraphrase, 0 = not.
 """
 
 from xlt_core.data.examples import PAWSX_LABELS, PairExample
-from xlt_core.data.pair_sources import (
-    PAIR_SOURCES,
-    PAIR_SPLITS,
-    PairTask,
-    load_hub_pairs,
-    require_hub_language,
-)
+from xlt_core.data.pair_sources import PairTask, load_hub_pairs, require_hub_language
 from xlt_core.data.synthetic_pawsx import synthetic_pawsx
 from xlt_core.data.tsv import LocalPairFiles
 
 PAWSX_LANGUAGES = ("de", "en", "es", "fr", "ja", "ko", "zh")
-PAWSX_SOURCES = PAIR_SOURCES
-PAWSX_SPLITS = PAIR_SPLITS
 HUB_ID = "google-research-datasets/paws-x"
 
 _LABEL_IDS = {str(label_id): label_id for label_id in range(len(PAWSX_LABELS))}
@@ -62,4 +54,3 @@ _PAWSX = PairTask(
     hub=_load_hub,
     hub_languages=PAWSX_LANGUAGES,
 )
-_load_cached = _PAWSX.load_cached

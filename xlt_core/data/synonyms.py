@@ -90,11 +90,6 @@ def augment_sentence(sentence: str, table: SynonymTable, rng: random.Random) -> 
     return " ".join(_draw_substitute(word, table, rng) for word in sentence.split(" "))
 
 
-def augment_copies(sentence: str, table: SynonymTable, m: int, rng: random.Random) -> list[str]:
-    """m independently augmented copies of a sentence."""
-    return [augment_sentence(sentence, table, rng) for _ in range(m)]
-
-
 def augment_pair(
     example: PairExample, table: SynonymTable, m: int, rng: random.Random
 ) -> list[PairExample]:

@@ -6,13 +6,7 @@ split on the hub. Dev and test exist per language.
 """
 
 from xlt_core.data.examples import XNLI_LABELS, PairExample
-from xlt_core.data.pair_sources import (
-    PAIR_SOURCES,
-    PAIR_SPLITS,
-    PairTask,
-    load_hub_pairs,
-    require_hub_language,
-)
+from xlt_core.data.pair_sources import PairTask, load_hub_pairs, require_hub_language
 from xlt_core.data.synthetic import synthetic_xnli
 from xlt_core.data.tsv import LocalPairFiles
 
@@ -33,10 +27,8 @@ XNLI_LANGUAGES = (
     "vi",
     "zh",
 )
-XNLI_SOURCES = PAIR_SOURCES
 HUB_ID = "facebook/xnli"  # dev, test and translated train
 MULTINLI_HUB_ID = "nyu-mll/multi_nli"  # English train
-XNLI_SPLITS = PAIR_SPLITS
 
 # MultiNLI's own files spell the third label "contradictory" (XTREME renames it); accept both.
 _LABEL_IDS = {name: label_id for label_id, name in enumerate(XNLI_LABELS)} | {"contradictory": 2}
@@ -89,4 +81,3 @@ _XNLI = PairTask(
     hub=_load_hub,
     hub_languages=XNLI_LANGUAGES,
 )
-_load_cached = _XNLI.load_cached

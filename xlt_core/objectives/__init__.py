@@ -1,8 +1,9 @@
 """Training objectives, one module per method family, found by the name `method` takes.
 
-Adding an objective (docs/extending.md): a class with `name`, `from_config(config, pad_id,
+Adding an objective (docs/extending.md): a class with `from_config(config, pad_id,
 synonyms)`, `training_set(examples, encode, seed)` and `loss(model, batch)`
-(`objectives/base.py`), and one `registry.ObjectiveDeclaration` naming it: the built-in
+(`objectives/base.py`), and one `registry.ObjectiveDeclaration` naming it, the one place its
+name is typed (a class carries none, so a subclass cannot keep its parent's): the built-in
 ones in `objectives/declarations.py`, a plugin's in a module named in XLT_PLUGINS. Every
 table that lists objectives derives from the declarations; the tasks whose declaration says
 `objectives=ALL` (the pair tasks) support it at once. This package imports no torch: a
@@ -11,6 +12,7 @@ class is imported when a trial builds its objective.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from xlt_core import registry
@@ -30,25 +32,38 @@ OBJECTIVES = registry.LazyImplementations(
 def build_objective(
     config: TrialConfig, pad_id: int, synonyms: dict[str, list[str]] | None
 ) -> Objective:
-    """The objective `config.method` names, with its hyperparameters. One that trains on
-    synonym copies refuses an empty or missing table (its copies would equal the originals),
-    and so does one whose class keeps a table (a `synonyms` attribute, as EAR's subclasses)
-    but whose declaration leaves `uses_synonyms` off: no trial would load it one."""
+    """The objective `config.method` names, with its hyperparameters, and the synonym table
+    its declaration asks for (`uses_synonyms`): one that trains on synonym copies refuses an
+    empty or missing table (its copies would equal the originals); any other gets a table
+    that refuses to be read (`UndeclaredSynonyms`): no trial loads it one."""
     declaration = registry.objective(config.method)
-    if declaration.uses_synonyms and not synonyms:
+    if not declaration.uses_synonyms:
+        synonyms = UndeclaredSynonyms(config.method)
+    elif not synonyms:
         raise ConfigError(
             "synonyms",
             config.synonyms,
             f"a neighbour table with entries: method={config.method} trains on synonym "
             "copies, which without one would equal their originals",
         )
-    objective = OBJECTIVES[config.method].from_config(config, pad_id, synonyms or {})
-    if not declaration.uses_synonyms and hasattr(objective, "synonyms"):
+    return OBJECTIVES[config.method].from_config(config, pad_id, synonyms)
+
+
+class UndeclaredSynonyms(Mapping):
+    """The synonym table of an objective declared without `uses_synonyms`: reading it
+    raises DeclarationError naming the field, since its class does read one (as EAR's
+    subclasses) and would otherwise train on copies equal to their originals."""
+
+    def __init__(self, method: str):
+        self.method = method
+
+    def _refuse(self, *args):
         raise registry.DeclarationError(
             "objective",
-            config.method,
+            self.method,
             "uses_synonyms",
-            "True: its class keeps a synonym table, which the trial loads only for an "
+            "True: its class reads a synonym table, which the trial loads only for an "
             "objective declared with uses_synonyms=True",
         )
-    return objective
+
+    __getitem__ = __iter__ = __len__ = _refuse

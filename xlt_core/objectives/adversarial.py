@@ -39,7 +39,6 @@ class Adversarial:
     steps: int
     step_scale: float
     site: str = "encoder_output"
-    name: str = "adv"
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "Adversarial":

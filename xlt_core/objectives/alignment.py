@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from xlt_core.batching import pad_batch
-from xlt_core.data.alignment import AlignedPairs
+from xlt_core.data.word_alignment import AlignedPairs
 
 
 def span_average_matrix(spans: Sequence[Sequence[tuple[int, int]]], width: int) -> torch.Tensor:
@@ -153,7 +153,6 @@ class ContinualAlignment:
     pad_id: int
     seed: int
     pairs_per_step: int = 16
-    name: str = "continual"
     _rng: random.Random = field(init=False, repr=False)
 
     def __post_init__(self):

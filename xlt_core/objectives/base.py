@@ -32,8 +32,7 @@ Encoder = Callable[[Sequence[Any]], TrainingSet]
 
 
 class Objective(Protocol):
-    name: str
-
+    # No `name`: an objective's name is its declaration's (xlt_core/registry.py), typed once.
     def training_set(self, examples: Sequence[Any], encode: Encoder, seed: int) -> TrainingSet: ...
 
     def loss(self, model, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:

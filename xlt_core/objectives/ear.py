@@ -116,7 +116,6 @@ class EAR:
     m: int
     synonyms: dict[str, list[str]]
     pad_id: int
-    name: str = "ear"
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "EAR":
@@ -165,7 +164,6 @@ class EARNoiseTarget(EAR):
 
     noise_sigma: float = 0.01
     seed: int = 0
-    name: str = "ear_nt"
 
     def __post_init__(self):
         self._noise = SeededNoise(self.seed)
@@ -202,8 +200,6 @@ class EARNoiseTarget(EAR):
 @dataclass
 class EARSentencePull(EAR):
     """EPT + SRPT: the mean-pooled hidden states at `layer` pulled together instead of APT."""
-
-    name: str = "ear_srpt"
 
     def forward(self, model, batch: Batch):
         return model(**batch, output_hidden_states=True)

@@ -22,8 +22,6 @@ def head_loss(model, batch: Batch) -> tuple[torch.Tensor, dict[str, torch.Tensor
 
 @dataclass
 class FineTune:
-    name: str = "finetune"
-
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "FineTune":
         return cls()

@@ -44,7 +44,6 @@ class RandomPerturbation:
     epsilon: float
     seed: int
     site: str = "encoder_output"
-    name: str = "rs_rp"
 
     def __post_init__(self):
         self._noise = SeededNoise(self.seed)
@@ -73,7 +72,6 @@ class SynonymAugmentation:
     m: int
     keep_originals: bool
     synonyms: dict[str, list[str]]
-    name: str = "rs_da"
 
     def training_examples(self, examples, seed: int) -> list:
         """The originals (keep_originals only), then each example's m copies in order."""
@@ -100,7 +98,6 @@ class SynonymAugmentation:
 class SyntacticAugmentation:
     m: int
     swap_probability: float
-    name: str = "rs_syntax"
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "SyntacticAugmentation":

@@ -4,14 +4,14 @@ A task is declared once (`registry.TaskDeclaration`: name, head, metrics, suppor
 objectives and adaptations, data sizes; `tasks/declarations.py` holds the built-in ones)
 and implemented by an object, built from its declaration, that has:
 
-- `name`, `head` (a key of `models.HEADS`), `objectives` and `adaptations`: the methods
+- `name`, `head` (a key of `registry.HEADS`), `objectives` and `adaptations`: the methods
   (`config.method`) and adaptations (`config.adaptation`) it supports; anything else is
   refused before any work starts (`DeclaredTask` gives these from the declaration);
 - `check(config)`: cheap pre-flight checks (languages and files exist, no reading);
   `read(config)`: read every local file the trial will read, so that a corrupt line stops
   a sweep before Ray starts;
 - `num_labels(config)`, `selection_metric(config)` (the dev metric that model and
-  configuration selection rank by; `DeclaredTask` gives it from the declaration);
+  configuration selection rank by; `DeclaredTask` gives both from the declaration);
 - `load_training(config)`: the training examples (empty for a task without training);
   `training_texts(examples)`: their text, for a tokenizer trained locally;
 - `encoder(config, tokenizer, training_examples)`: a function that turns examples into a
@@ -98,6 +98,10 @@ class DeclaredTask:
 
     def selection_metric(self, config: TrialConfig) -> str:
         return self.declaration.selection_metric_for(config)
+
+    def num_labels(self, config: TrialConfig) -> int:
+        """Its head's classes: the declaration's labels (a task without labels overrides it)."""
+        return len(self.declaration.labels)
 
 
 def limit(items: Sequence[Any], count: int | None) -> list[Any]:

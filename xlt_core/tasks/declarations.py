@@ -21,7 +21,7 @@ register_task(
         implementation=_PAIR_TASK,
         head="sequence_classification",
         metric="accuracy",
-        selection_metric="dev/{dev_lang}/accuracy",
+        selection_set="{dev_lang}",
         # MultiNLI train (Williams et al. 2018); XNLI dev / test per language (Conneau et
         # al. 2018). Words: premise + hypothesis, xnli/train-en.tsv (999 pairs).
         data=TaskData(392_702, 2_490, 5_010, 33.85),
@@ -42,7 +42,7 @@ register_task(
         implementation=_PAIR_TASK,
         head="sequence_classification",
         metric="accuracy",
-        selection_metric="dev/{dev_lang}/accuracy",
+        selection_set="{dev_lang}",
         # PAWS-X (Yang et al. 2019). Words: both sentences, pawsx/dev-en.tsv (2,000 pairs).
         data=TaskData(49_401, 2_000, 2_000, 42.62),
         objectives=ALL,
@@ -59,7 +59,7 @@ register_task(
         implementation="xlt_core.tasks.ner:NERTask",
         head="token_classification",
         metric="f1",
-        selection_metric="dev/{source_lang}/f1",
+        selection_set="{source_lang}",
         # WikiANN English, Rahimi et al. 2019's splits (XTREME); other languages' test sets
         # hold 1,000-10,000 sentences (10,000 here: an upper bound). Words: panx/train-en.tsv.
         data=TaskData(20_000, 10_000, 10_000, 8.02),
@@ -74,7 +74,7 @@ register_task(
         implementation="xlt_core.tasks.qa:QATask",
         head="question_answering",
         metric="f1",
-        selection_metric="dev/{source_lang}/f1",
+        selection_set="{source_lang}",
         # SQuAD v1.1 train / dev; per language XQuAD's 1,190 questions (MLQA and XQuAD's
         # cross-lingual directions are not counted). Words: context + question,
         # xquad.en.json.
@@ -90,7 +90,7 @@ register_task(
         implementation="xlt_core.tasks.xsr:RetrievalTask",
         head="question_answering",
         metric="mrr",
-        selection_metric="dev/pooled/mrr",
+        selection_set="pooled",
         # Fine-tuned as QA (SQuAD v1.1 train / dev, the QA row's words), then Tatoeba,
         # 1,000 pairs per target language (XTREME), dev and test parts together. Test words:
         # both sides, twice tatoeba/tatoeba.fra-eng.eng's mean of 6.89.

@@ -11,7 +11,7 @@ copy sentence pairs and are not defined for tagged sentences. Every adaptation.
 from __future__ import annotations
 
 from xlt_core.config import TrialConfig
-from xlt_core.data.ner import NER_LABELS, available_ner_languages, load_ner
+from xlt_core.data.ner import available_ner_languages, load_ner
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.tasks.base import DeclaredTask, SetEvaluator, data_location, limit
 
@@ -37,9 +37,6 @@ class NERTask(DeclaredTask):
     def read(self, config: TrialConfig) -> None:
         self._evaluation_sets(config)
         self.load_training(config)
-
-    def num_labels(self, config: TrialConfig) -> int:
-        return len(NER_LABELS)
 
     def load_training(self, config: TrialConfig):
         sentences = load_ner(config.data_source, "train", config.source_lang, config.data_dir)

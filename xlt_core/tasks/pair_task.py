@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from xlt_core.config import TrialConfig
-from xlt_core.data.loading import check_data, load_split, num_labels
+from xlt_core.data.loading import check_data, load_split
 from xlt_core.registry import DeclarationError, TaskDeclaration
 from xlt_core.tasks.base import DeclaredTask, SetEvaluator
 from xlt_core.tasks.pair_evaluation import evaluation_sets
@@ -34,9 +34,6 @@ class PairClassificationTask(DeclaredTask):
     def read(self, config: TrialConfig) -> None:
         load_split(config, "train", config.source_lang)
         evaluation_sets(config)  # also checks that generalized/mixed sets are parallel
-
-    def num_labels(self, config: TrialConfig) -> int:
-        return num_labels(config)
 
     def load_training(self, config: TrialConfig):
         return load_split(config, "train", config.source_lang)
