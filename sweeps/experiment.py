@@ -2,7 +2,8 @@
 `SweepSpec`), the smoke budget, a paper preset's settings from its paper card
 (`sweeps/paper_cards.py`), the smoke data's languages and the data settings. Each experiment
 itself (grids, seeds, test, selection metric, trial settings) is written out as data in its
-own script, `sweeps/<name>.py`.
+own script, `sweeps/<name>.py`; what the scripts of one paper share lives in
+`sweeps/families/`, never in another script.
 """
 
 from __future__ import annotations

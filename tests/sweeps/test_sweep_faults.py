@@ -50,14 +50,14 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
 
     monkeypatch.chdir(tmp_path)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    # Long enough for the kill to land mid-training: six evaluations, a checkpoint each, about
-    # 15 s of training on a quiet machine. Two epochs of the same data (6 s) ended before the
-    # poll saw a checkpoint in some runs, and the test then waited for nothing (CI, 2026-12-04).
+    # Long enough for the kill to land mid-training: twenty evaluations, a checkpoint each,
+    # some 10 s of training on a quiet machine after the trial's start (six epochs gave the
+    # poll a window of about 2 s).
     overrides = [
         *_settings(TINY),
         *_settings(ONE_EAR),
         "seeds=0",
-        "epochs=6",
+        "epochs=20",
         "max_train_examples=600",
         "evals_per_epoch=1",
     ]
@@ -96,31 +96,35 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
         driver.start()
 
         def training_run_with_checkpoint():
-            """A running, converging trial whose first checkpoint Tune has recorded (the driver
-            wrote its result.json line, which it does after registering the checkpoint)."""
+            """A running, converging trial with a checkpoint that Tune has registered. Keeping
+            one checkpoint, the driver deletes a trial's `checkpoint_000000` as it registers
+            the next, so a trial folder with a checkpoint but without that one qualifies.
+            (Its result.json shows nothing while it trains: Tune writes it at its experiment
+            snapshots, which follow Tune's own period since 0.4.0.) The folders are read
+            first, so the store is asked only once there is a candidate."""
             assert driver.is_alive(), (
                 f"the sweep ended (failed trials: {outcome.get('failed')}) before the poll saw a "
-                "training trial with a checkpoint: the window closed; train longer"
+                "training trial with a registered checkpoint: the window closed; train longer"
             )
-            for run in child_runs(uri):
+            registered = [
+                folder.name
+                for folder in tmp_path.glob("ray_results/*/run_tracked_trial_*")
+                if list(folder.glob("checkpoint_*")) and not (folder / "checkpoint_000000").exists()
+            ]
+            for run in child_runs(uri) if registered else []:
                 if (
                     run.info.status == "RUNNING"
                     and float(run.data.params.get("learning_rate", 0)) < 1
+                    and any(f"_{run.data.tags[TRIAL_ID_TAG]}_" in name for name in registered)
                 ):
-                    for trial_dir in tmp_path.glob(
-                        f"ray_results/*/*{run.data.tags[TRIAL_ID_TAG]}*"
-                    ):
-                        results = trial_dir / "result.json"
-                        if (
-                            list(trial_dir.glob("checkpoint_*"))
-                            and results.is_file()
-                            and results.read_text().strip()
-                        ):
-                            return run
+                    return run
             return None
 
         victim = wait_for(
-            training_run_with_checkpoint, 300, "a trial with a checkpoint", interval_s=0.2
+            training_run_with_checkpoint,
+            300,
+            "a trial with a registered checkpoint",
+            interval_s=0.05,
         )
         node = next(w for w in workers if w.node_id == victim.data.tags[NODE_TAG])
         cluster.remove_node(node)
