@@ -13,7 +13,7 @@ from mlflow.entities import Metric
 from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 
 from analysis.mlflow_ui import log_summary, summary_metrics, summary_tags
-from analysis.registry import (
+from analysis.model_registry import (
     CHAMPION_ALIAS,
     Registration,
     SweepStamp,
@@ -71,7 +71,7 @@ def draw_plots(client: MlflowClient, analysis: SweepAnalysis, out: Path) -> tupl
 def register_selection(
     client: MlflowClient, analysis: SweepAnalysis, model_name: str, register_anyway: bool
 ) -> Registration:
-    """Register the selection's best seed (see :func:`analysis.registry.register_champion`);
+    """Register the selection's best seed (see :func:`analysis.model_registry.register_champion`);
     a sweep with sanity warnings registers nothing unless ``register_anyway``, a sweep that
     has not ended nothing whatever is asked."""
     parent, selection = analysis.parent, analysis.selection

@@ -14,8 +14,8 @@ import pandas as pd
 from analysis.collect import DEV_SPLIT, parse_metric_key, split_languages
 from analysis.departures import departures_pointer, departures_section
 from analysis.effect_sizes import AVERAGE, MIN_SEEDS_FOR_INTERVAL
+from analysis.model_registry import Registration
 from analysis.publish import Publication, ReportTexts
-from analysis.registry import Registration
 from analysis.select import CONFIG_COLUMNS, SIGNIFICANCE_LEVEL, TEST_SPLIT, Selection
 from analysis.stats import CONFIDENCE_LEVEL, SEED_AVERAGED_TESTS
 from analysis.sweep_analysis import SweepAnalysis, is_baseline_selection

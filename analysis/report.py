@@ -20,6 +20,7 @@ import pandas as pd
 
 from analysis.collect import connect
 from analysis.mlflow_ui import ui_address, ui_command
+from analysis.model_registry import Registration
 from analysis.papers import PUBLISHED_RESULTS
 from analysis.publish import (
     REPORT_ARTIFACT_DIR,
@@ -29,7 +30,6 @@ from analysis.publish import (
     register_selection,
     report_directory,
 )
-from analysis.registry import Registration
 from analysis.render import format_mean_std, read_only_note, render_report
 from analysis.select import DEFAULT_BASELINE_METHOD, DEFAULT_CORRECTION, TEST_SPLIT, Selection
 from analysis.stats import DEFAULT_TEST
@@ -92,7 +92,7 @@ def report_sweep(
     is registered as ``models:/<model_name>@champion`` (``model_name``: by default the
     experiment's) when its run logged a model; not for a sweep with sanity warnings
     (:mod:`analysis.sanity`) unless ``register_anyway``; the alias moves only as
-    :func:`analysis.registry.moves_alias` allows, and never to a model worse on dev than its
+    :func:`analysis.model_registry.moves_alias` allows, and never to a model worse on dev than its
     holder's unless ``register_anyway``. ``selection_metric`` defaults to the parent run's
     param, else dev/en/accuracy, else the sweep's English-dev metric. A sweep still running
     or interrupted is only read: its report goes to ``out_dir`` only and says so.

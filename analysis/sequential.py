@@ -39,7 +39,7 @@ from analysis.tables import markdown_table
 
 CONTINUE, EFFICACY, FUTILITY, MAXIMUM = "continue", "efficacy", "futility", "maximum"
 # The parent-run tag where a sweep with sequential seeds records its design and decisions
-# (sweeps/sequential_seeds.py), as JSON.
+# (sweeps/running/sequential_seeds.py), as JSON.
 SEQUENTIAL_TAG = "xlt.sequential"
 # Seeds added per round: 3 first (a seed variance on 2 df), then one at a time, 5 at most (the
 # papers' 5 seeds).

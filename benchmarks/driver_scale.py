@@ -4,9 +4,9 @@ A search of N trials (`sweeps/ear_xnli.py --preset smoke --strategy search --set
 search_trials=N`: Optuna TPE samples, ASHA schedules, then phase 2 re-runs the top
 configuration and the baseline over two seeds and the report is written) through the real
 command, runner, tracking and Tune on a local Ray. Each trial is the real trainable
-(`sweeps.trainable.run_tracked_trial`: its MLflow child run, params, tags, metrics, per-example
-scores, Ray checkpoint) with the training replaced by `noop_trial` (named in the workers'
-$XLT_TRIAL_FUNCTION), so what grows with N is the driver's and the store's share alone.
+(`sweeps.running.trainable.run_tracked_trial`: its MLflow child run, params, tags, metrics,
+per-example scores, Ray checkpoint) with the training replaced by `noop_trial` (named in the
+workers' $XLT_TRIAL_FUNCTION), so what grows with N is the driver's and the store's share alone.
 
 Figures per N: the driver process's peak RSS; seconds per trial (the command's wall / trials,
 and the driver process's CPU time / trials: Tune's loop, the searcher, the callbacks, the
@@ -113,14 +113,15 @@ def drive(trials: int) -> int:
 
 def searcher_cpu(trials: int) -> float:
     """CPU seconds of the sweep's phase-1 searcher alone (Optuna TPE behind Tune's
-    ConcurrencyLimiter, as `sweeps.search.phase_one_searcher` builds it for this sweep) over
+    ConcurrencyLimiter, as `sweeps.running.search.phase_one_searcher` builds it for this sweep) over
     `trials` suggestions, each completed at once with a random dev score: the share of the
     driver's CPU that is the searcher's own and grows with the trials it has seen."""
     import random
 
-    from sweeps import ear_xnli, search
+    from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
     from sweeps.experiment import experiment_spec
+    from sweeps.running import search
     from xlt_core.config import parse_assignments
 
     overrides = parse_assignments([f"search_trials={trials}"])

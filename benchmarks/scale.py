@@ -67,9 +67,9 @@ def _build(plan: StorePlan, root: str) -> tuple[str, str, float]:
 def build_stores(plans_by_name: dict[str, StorePlan], scratch: Path) -> dict[str, tuple]:
     """Every store, built in worker processes (forked after the trial path's imports, so
     each worker does not import torch again); name -> (URI, experiment, build seconds)."""
-    import sweeps.trainable  # noqa: F401  (the builders' imports, once, before forking)
+    import sweeps.running.trainable  # noqa: F401  (the builders' imports, once, before forking)
     import xlt_core.tasks.pair_classification  # noqa: F401
-    from sweeps.tracking import prepare_store
+    from sweeps.records.tracking import prepare_store
 
     # MLflow's tables made once (its migrations take seconds), copied into every store.
     scratch.mkdir(parents=True)

@@ -1,9 +1,9 @@
 """Tracking stores of paper-sized sweeps for the `scale` case, written as a real sweep writes
 them: a SQLite MLflow store with local artifacts, the parent run of the sweep script's paper
-preset (`sweeps.experiment.experiment_spec`, `sweeps.tracking.start_parent_run`, its paper
-card's departures), one child run per trial tagged by `sweeps.trainable.trial_tags`, its
+preset (`sweeps.experiment.experiment_spec`, `sweeps.records.tracking.start_parent_run`, its paper
+card's departures), one child run per trial tagged by `sweeps.running.trainable.trial_tags`, its
 curve points, final metrics and per-example artifacts written and logged by
-`sweeps.tracking.write_trial_results` / `log_trial_results`, the payloads made by the
+`sweeps.records.tracking.write_trial_results` / `log_trial_results`, the payloads made by the
 task's own scorer (`pair_classification.score_predictions`). Only the numbers are drawn at
 random (accuracies around a per-configuration mean), so the statistics have work to do.
 """
@@ -61,7 +61,8 @@ def sweep_spec(plan: StorePlan):
 
 
 def parent_params(spec) -> dict:
-    """What the report reads from a sweep's parent run (sweeps.runner logs these and more)."""
+    """What the report reads from a sweep's parent run (sweeps.running.runner logs these and
+    more)."""
     trials = len(spec.points) * len(spec.seeds)
     return {
         "preset": spec.preset,
@@ -114,8 +115,8 @@ class ScoreMaker:
 def log_trial(client, experiment_id: str, parent_id: str, config, scores, means) -> None:
     """One finished trial run, logged as a sweep's trial logs it (its params and curve in
     one batch rather than one call per point, to build large stores quickly: the same rows)."""
-    from sweeps import tracking
-    from sweeps.trainable import flat_params, trial_tags
+    from sweeps.records import tracking
+    from sweeps.running.trainable import flat_params, trial_tags
 
     trial_id = f"{config.config_key()}_{config.seed}"  # Ray's trial id in a real sweep
     tags = {PARENT_RUN_TAG: parent_id, ROLE_TAG: TRIAL_ROLE, TRIAL_ID_TAG: trial_id}
@@ -139,7 +140,7 @@ def log_trial(client, experiment_id: str, parent_id: str, config, scores, means)
 
 def build_store(plan: StorePlan, root: Path) -> tuple[str, str]:
     """Write the plan's sweep into a new store under `root`: (tracking URI, experiment)."""
-    from sweeps import tracking
+    from sweeps.records import tracking
 
     spec = sweep_spec(plan)
     uri = f"sqlite:///{root / 'mlflow.db'}"

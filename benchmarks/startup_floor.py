@@ -2,11 +2,11 @@
 trial's run however little the sweep itself does, each part timed alone in this process.
 
 - Ray start: `ray.init` of a private local Ray, as the sweep driver starts it
-  (`sweeps.runner.LOCAL_RAY_CONFIG`, no dashboard), until it returns;
+  (`sweeps.running.runner.LOCAL_RAY_CONFIG`, no dashboard), until it returns;
 - a bare actor: from asking Ray for an actor that does nothing to its first answer (Ray
   starts a worker process for it, as for each trial actor);
 - a trial worker's imports: what the worker imports before it creates its trial's MLflow run,
-  beyond Ray itself (which the bare actor's worker imported too): `sweeps.trainable`, which
+  beyond Ray itself (which the bare actor's worker imported too): `sweeps.running.trainable`, which
   brings Ray Tune and MLflow, and torch.
 
 Run as `python -m benchmarks.startup_floor` (a fresh Python, so that nothing is imported
@@ -32,7 +32,7 @@ def _timed(action) -> float:
 def _ray_start_and_bare_actor() -> tuple[float, float]:
     import ray
 
-    from sweeps.runner import LOCAL_RAY_CONFIG
+    from sweeps.running.runner import LOCAL_RAY_CONFIG
 
     @ray.remote
     class Bare:
@@ -54,7 +54,7 @@ def _ray_start_and_bare_actor() -> tuple[float, float]:
 def _worker_imports() -> None:
     import torch  # noqa: F401
 
-    import sweeps.trainable  # noqa: F401
+    import sweeps.running.trainable  # noqa: F401
 
 
 def main() -> None:

@@ -7,7 +7,7 @@ For each backend, starts a real `mlflow server` on loopback over a fresh store
 once, each its own process with its own HTTP connection, as Ray trials are: it creates its
 run, then at every evaluation (every `interval` seconds, the trials staggered over the
 interval) makes the call a trial makes, one `log_batch` of the training curve's keys
-(`sweeps.tracking.log_metrics`), and finally ends its run. Bounded twice: `evaluations` per
+(`sweeps.records.tracking.log_metrics`), and finally ends its run. Bounded twice: `evaluations` per
 trial, and no call starts after `time_limit` seconds. Then every point is read back through
 the server and compared with what was logged (count per run and key, step and value).
 
@@ -132,7 +132,7 @@ def simulate_trial(plan: Plan, trial: int, ready, results) -> None:
     the curve at its cadence, end the run; put its TrialLog on `results`."""
     from mlflow.tracking import MlflowClient
 
-    from sweeps.tracking import log_metrics
+    from sweeps.records.tracking import log_metrics
 
     os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"  # a line per run otherwise
     log = TrialLog(trial)
@@ -184,7 +184,7 @@ def run_load(
     plan = Plan(uri, experiment_id, trials, evaluations, interval_s, time_limit_s)
     # forkserver: each trial a fresh process forked from one that imported MLflow once.
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["mlflow.tracking", "sweeps.tracking"])
+    context.set_forkserver_preload(["mlflow.tracking", "sweeps.records.tracking"])
     ready, results = context.Barrier(trials), context.Queue()
     processes = [
         # daemon: an interrupted run does not wait for its trials

@@ -15,14 +15,11 @@ import traceback
 import types
 from pathlib import Path
 
-from sweeps import spaces
-from sweeps.dead_baseline import NoReport
 from sweeps.experiment import PRESET_NAMES, SWEEP_SETTINGS, SweepSpec, experiment_spec
-from sweeps.interruption import StopSignals, SweepInterrupted, signal_behind
-from sweeps.storage_checks import StorageFull
-from sweeps.sweep_file import logged_sweep, read_sweep_file, sweep_text
-from sweeps.sweep_settings_help import sweep_settings_epilog
-from sweeps.sweep_values import (
+from sweeps.planning import spaces
+from sweeps.planning.sweep_file import logged_sweep, read_sweep_file, sweep_text
+from sweeps.planning.sweep_settings_help import sweep_settings_epilog
+from sweeps.planning.sweep_values import (
     POSITIVE,
     SCRIPT_SETTINGS,
     SETTABLE,
@@ -30,6 +27,9 @@ from sweeps.sweep_values import (
     count_rule,
     value_from_text,
 )
+from sweeps.safety.dead_baseline import NoReport
+from sweeps.safety.interruption import StopSignals, SweepInterrupted, signal_behind
+from sweeps.safety.storage_checks import StorageFull
 from xlt_core.config import (
     HYPERPARAMETER_NAMES,
     coerce_setting,
@@ -79,7 +79,8 @@ def build_parser(
 
 
 def _add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    """The sweep as a file (sweeps/sweep_file.py): written, read, or read from a parent run."""
+    """The sweep as a file (sweeps/planning/sweep_file.py): written, read, or read from a
+    parent run."""
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--config",
@@ -215,7 +216,7 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
         if key == "seed":
             raise ConfigError("seed", value, "set the sweep's seeds with seeds=0,1,2")
         if key == "seeds" and value.strip() == "auto":
-            from sweeps.sequential_seeds import use_auto_seeds
+            from sweeps.running.sequential_seeds import use_auto_seeds
 
             use_auto_seeds(spec)
         elif key in SWEEP_SETTINGS:
@@ -272,7 +273,7 @@ def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
                 "report)",
             )
         if args.dry_run:
-            from sweeps.plan import power_lines, print_plan
+            from sweeps.planning.plan import power_lines, print_plan
 
             power = power_lines(spec, args.tracking_uri, args.pilot, args.target_difference)
             code = print_plan(spec, args.trials_per_gpu)
@@ -301,7 +302,7 @@ def _sweep(script: types.ModuleType, args: argparse.Namespace) -> SweepSpec:
         if args.config:
             spec = read_sweep_file(args.config, script)
         else:
-            from sweeps.tracking import resolve_tracking_uri
+            from sweeps.records.tracking import resolve_tracking_uri
 
             spec = logged_sweep(resolve_tracking_uri(args.tracking_uri), args.from_run, script)
         spec.strategy = args.strategy or spec.strategy
@@ -335,11 +336,11 @@ def _run(spec: SweepSpec, args: argparse.Namespace, resume_command: str) -> int:
     # Ray, torch and MLflow load here, after the command line and the settings are read.
     with StopSignals() as signals:
         try:
-            from sweeps.ray_address import check_ray_address
+            from sweeps.running.ray_address import check_ray_address
 
             check_ray_address(args.address)  # before anything slow, and before ray.init
-            from sweeps.runner import SweepOptions, check_sweep, run_sweep
-            from sweeps.tracking import check_tracking_uri, resolve_tracking_uri
+            from sweeps.records.tracking import check_tracking_uri, resolve_tracking_uri
+            from sweeps.running.runner import SweepOptions, check_sweep, run_sweep
 
             check_sweep(spec)
             options = SweepOptions(

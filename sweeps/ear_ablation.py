@@ -12,7 +12,7 @@ import sys
 from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.spaces import BASELINE
+from sweeps.planning.spaces import BASELINE
 
 FULL = {"method": "ear", **ding2022.PAPER_SETTING}
 # Table 3's rows: EPT+APT, -EPT, -APT, -EPT -APT. The robust target (CE on x^a) stays.

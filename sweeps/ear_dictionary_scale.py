@@ -13,7 +13,7 @@ import sys
 from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.spaces import BASELINE
+from sweeps.planning.spaces import BASELINE
 
 SCALES = (1.0, 0.75, 0.5, 0.25)
 SCALED = [

@@ -14,7 +14,7 @@ import sys
 from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.spaces import BASELINE
+from sweeps.planning.spaces import BASELINE
 
 PAPER = ding2022.PAPER
 # The XNLI grids, with the card's m (10 copies per example on PAWS-X).

@@ -25,7 +25,7 @@ import sys
 from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.spaces import BASELINE
+from sweeps.planning.spaces import BASELINE
 
 SOURCE_LANGUAGES = ("en", "de", "ru")
 EAR_BY_SOURCE = [

@@ -17,7 +17,7 @@ import sys
 from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.spaces import BASELINE
+from sweeps.planning.spaces import BASELINE
 
 NOISE_SIGMAS = (0.001, 0.01, 0.1)
 EPT_APT = {"method": "ear", **ding2022.PAPER_SETTING}

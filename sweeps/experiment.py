@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from sweeps.paper_cards import PAPER_PRESET, Departure, PaperCard, load_card, sweep_departures
-from sweeps.spaces import with_setting
-from sweeps.trial_request import trial_config
+from sweeps.planning.spaces import with_setting
+from sweeps.running.trial_request import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 
@@ -40,7 +40,8 @@ class SweepSpec:
     base: dict
     points: list[dict]
     seeds: list[int]
-    # None: 1 CPU, or with --trials-per-gpu a share of a GPU node's CPUs (sweeps/resources.py).
+    # None: 1 CPU, or with --trials-per-gpu a share of a GPU node's CPUs
+    # (sweeps/running/resources.py).
     cpus_per_trial: float | None = None
     preset: str = "smoke"
     strategy: str = "grid"
@@ -53,8 +54,8 @@ class SweepSpec:
     # The dev metric the report selects on (parent-run param); None: English dev's.
     selection_metric: str | None = None
     extra_tags: dict = field(default_factory=dict)
-    # Strategy `search` (sweeps/search.py): phase-1 samples, configurations re-run in phase 2,
-    # and the hyperparameters fixed with --set (constants in the search space).
+    # Strategy `search` (sweeps/running/search.py): phase-1 samples, configurations re-run in
+    # phase 2, and the hyperparameters fixed with --set (constants in the search space).
     search_trials: int = 4
     top_k: int = 1
     # Phase 1 ranks each sampled configuration on its mean over this many seeds (the sweep's
@@ -68,7 +69,7 @@ class SweepSpec:
     # The paper card a paper preset is built from (None: smoke, or a script without one).
     paper_card: PaperCard | None = None
     # `--set seeds=auto`: the seeds added per round of sequential seeds (None: every seed
-    # up front; sweeps/sequential_seeds.py).
+    # up front; sweeps/running/sequential_seeds.py).
     seed_rounds: tuple[int, ...] | None = None
     # `configs()`: the (base, points) it was built from, as JSON, and the configurations.
     _configs: tuple[str, list[TrialConfig]] | None = field(

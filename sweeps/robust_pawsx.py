@@ -12,7 +12,7 @@ import sys
 from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import huang2021, smoke_tasks
-from sweeps.spaces import BASELINE
+from sweeps.planning.spaces import BASELINE
 
 PAPER = huang2021.PAPER
 EXPERIMENT = "robust_pawsx"

@@ -1,5 +1,5 @@
 """What the fake sweeps of the analysis tests share: trial runs tagged as the sweeps layer
-tags them (`sweeps.trainable.trial_tags`, which needs Ray to import), a trial run scored
+tags them (`sweeps.running.trainable.trial_tags`, which needs Ray to import), a trial run scored
 per example, and a complete parent run in a fresh experiment."""
 
 from collections.abc import Iterable, Sequence

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from sweeps.experiment import experiment_spec
 from sweeps.paper_cards import SEEDS, PaperCard, load_card
-from sweeps.spaces import hyperparameter_names
-from sweeps.trial_request import trial_config
+from sweeps.planning.spaces import hyperparameter_names
+from sweeps.running.trial_request import trial_config
 from xlt_core.config import HYPERPARAMETER_NAMES
 
 # The paper texts the cards' line numbers refer to; users' clones do not have them.

@@ -1,5 +1,5 @@
 """A trial function whose per-example scores are fixed in advance (`$XLT_TRIAL_FUNCTION`,
-sweeps/trainable.py), for the sweep tests that check what the driver decides from them: real
+sweeps/running/trainable.py), for the sweep tests that check what the driver decides from them: real
 training is not reproducible across machines (the sequential demo's paper setting trailed
 the baseline at z = -1.7 in three runs here, between the boundaries; CI decided it after round
 1), so a decision that hangs on it cannot be asserted.

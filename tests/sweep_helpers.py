@@ -66,7 +66,7 @@ def wait_for(condition, timeout_s: float, what: str, interval_s: float = 0.5):
 
 def _client(uri: str) -> MlflowClient:
     """A client of the sweep's store, opened under the lock the sweep creates a new SQLite
-    store under (`sweeps.tracking`): a poller that opened it unlocked while the driver
+    store under (`sweeps.records.tracking`): a poller that opened it unlocked while the driver
     creates its tables would race it ("table ... already exists")."""
     if not uri.startswith("sqlite:///"):
         return MlflowClient(uri)

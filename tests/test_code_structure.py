@@ -27,7 +27,7 @@ ANALYSIS_READING_LAYER = (
     "analysis.departures",
     "analysis.mlflow_ui",
     "analysis.publish",
-    "analysis.registry",
+    "analysis.model_registry",
     "analysis.sweep_records",
 )
 

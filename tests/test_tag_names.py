@@ -9,12 +9,12 @@ from xlt_core.config import TrialConfig
 # The modules that name tags (runs, model versions, experiments).
 TAG_MODULES = (
     "xlt_schema",
-    "sweeps.runner",
-    "sweeps.tracking",
-    "sweeps.trainable",
-    "sweeps.run_context",
+    "sweeps.running.runner",
+    "sweeps.records.tracking",
+    "sweeps.running.trainable",
+    "sweeps.records.run_context",
     "analysis.mlflow_ui",
-    "analysis.registry",
+    "analysis.model_registry",
     "analysis.sequential",
 )
 
@@ -47,7 +47,7 @@ def test_tag_constants_name_distinct_tags():
 
 
 def test_a_trials_tags_are_all_ours():
-    from sweeps.trainable import trial_tags  # imports Ray: here, not for the whole module
+    from sweeps.running.trainable import trial_tags  # imports Ray: here, not for the whole module
 
     config = TrialConfig.from_dict({"method": "ear", "adaptation": "none"})
     tags = trial_tags(config, "grid")

@@ -44,7 +44,7 @@ FAILURE_TAG = "xlt.failure"
 # A trial run that failed once, then finished on a retry: the earlier failure, kept.
 PREVIOUS_FAILURE_TAG = "xlt.previous_failure"
 # How a trial run's failure tag starts when its loss stopped being finite: the name of
-# xlt_core.errors.TrainingDiverged (sweeps/trainable.py writes it; analysis reads it).
+# xlt_core.errors.TrainingDiverged (sweeps/running/trainable.py writes it; analysis reads it).
 DIVERGED_FAILURE = "TrainingDiverged"
 # A trial run's identity: its training objective, what happened to its encoder, the hash of
 # every setting but the seed (seeds of one configuration share it) and a readable label.

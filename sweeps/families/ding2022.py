@@ -4,7 +4,7 @@
 
 from sweeps import experiment as shared
 from sweeps.families.smoke_tasks import xnli_smoke_settings
-from sweeps.spaces import BASELINE, unique
+from sweeps.planning.spaces import BASELINE, unique
 
 # The paper card the paper presets are built from (seeds, m, training settings, departures).
 PAPER = "ding2022"

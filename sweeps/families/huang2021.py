@@ -3,7 +3,7 @@
 configurations and smoke points here; `rs_syntax` and `rs_da_m_curve` its card and test."""
 
 from sweeps import experiment as shared
-from sweeps.spaces import BASELINE
+from sweeps.planning.spaces import BASELINE
 
 PAPER = "huang2021"
 # The paper tests significance with a bootstrapped paired t-test (Tables 1-2 captions).

@@ -17,7 +17,7 @@ from analysis.mlflow_ui import (
     VS_BASELINE_TAG_PREFIX,
 )
 from analysis.report import format_summary, report_sweep
-from sweeps.tracking import EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND, ensure_experiment
+from sweeps.records.tracking import EXPERIMENT_KIND_TAG, MODEL_TRAINING_KIND, ensure_experiment
 from xlt_schema import COMPLETE_TAG, PARENT_RUN_TAG
 
 

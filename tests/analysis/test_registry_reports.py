@@ -19,7 +19,7 @@ from analysis.collect import (
     parse_metric_key,
     split_languages,
 )
-from analysis.registry import SweepStamp, best_seed_run, register_champion
+from analysis.model_registry import SweepStamp, best_seed_run, register_champion
 from analysis.report import report_sweep
 from analysis.report_plots import RESPONSE_PLOT, response_points
 from analysis.select import baseline_config_key, compare_configs, resolve_config

@@ -109,8 +109,8 @@ def test_a_design_without_a_seed_variance_is_refused():
 
 
 class _FakePhases:
-    """What `run_seed_rounds` uses of `sweeps.runner.SweepPhases`: each round's points and seeds
-    are recorded and every trial 'finishes'."""
+    """What `run_seed_rounds` uses of `sweeps.running.runner.SweepPhases`: each round's points
+    and seeds are recorded and every trial 'finishes'."""
 
     def __init__(self, spec):
         self.spec, self.parent_run_id, self.rounds, self.tags = spec, "parent", [], {}
@@ -127,10 +127,11 @@ class _FakePhases:
 def test_rounds_stop_decided_configurations_and_keep_the_baseline(monkeypatch):
     import json
 
-    from sweeps import ear_xnli, sequential_seeds
+    from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
     from sweeps.experiment import experiment_spec
-    from sweeps.trial_request import trial_config
+    from sweeps.running import sequential_seeds
+    from sweeps.running.trial_request import trial_config
 
     spec = apply_overrides(experiment_spec(ear_xnli, "smoke", None), {"seeds": "auto"})
     assert spec.seeds == [0, 1, 2, 3, 4] and spec.seed_rounds == (3, 1, 1)
@@ -233,7 +234,7 @@ def test_the_smoke_sweep_with_sequential_seeds_runs_a_second_round_and_spends_fe
 
     from analysis.collect import find_parent_run
     from analysis.sequential import SEQUENTIAL_TAG
-    from sweeps.trainable import TRIAL_FUNCTION_ENV
+    from sweeps.running.trainable import TRIAL_FUNCTION_ENV
     from xlt_schema import PHASE_TAG
 
     uri = tracking_store(tmp_path)

@@ -17,8 +17,8 @@ from analysis.mlflow_ui import (
     ui_address,
     ui_command,
 )
+from analysis.model_registry import AliasHolder, SweepStamp, moves_alias
 from analysis.plots import OUTCOME_COLOURS, outcome_colours
-from analysis.registry import AliasHolder, SweepStamp, moves_alias
 from analysis.sanity import (
     TrainingRecords,
     at_chance,

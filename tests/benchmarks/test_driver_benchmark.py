@@ -17,7 +17,7 @@ from benchmarks.driver_scale import (  # noqa: E402
     noop_trial,
     tree_bytes,
 )
-from sweeps.trainable import TRIAL_FUNCTION_ENV, trial_function  # noqa: E402
+from sweeps.running.trainable import TRIAL_FUNCTION_ENV, trial_function  # noqa: E402
 from xlt_core.config import TrialConfig  # noqa: E402
 
 FIGURES = (

@@ -46,7 +46,7 @@ def test_lost_points_names_what_the_store_does_not_hold(tmp_path):
     but absent, a wrong value, a point never logged."""
     from mlflow.tracking import MlflowClient
 
-    from sweeps.tracking import log_metrics
+    from sweeps.records.tracking import log_metrics
 
     uri = tracking_store(tmp_path)
     client = MlflowClient(uri)

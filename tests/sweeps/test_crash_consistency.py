@@ -20,10 +20,10 @@ import pytest
 from conftest import scaled_timeout, what_went_wrong
 from sweep_helpers import SCRIPT, child_runs, parent_runs, plugin_sweep, sqlite_uri
 
-from sweeps import saved_state, storage_checks
-from sweeps.runner import SweepOptions, SweepPhases, _stopped
-from sweeps.storage_checks import StorageFull, check_storage, is_disk_full, trial_bytes
-from sweeps.trial_request import TrialRequest
+from sweeps.running.runner import SweepOptions, SweepPhases, _stopped
+from sweeps.running.trial_request import TrialRequest
+from sweeps.safety import saved_state, storage_checks
+from sweeps.safety.storage_checks import StorageFull, check_storage, is_disk_full, trial_bytes
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError
 from xlt_schema import CONFIG_KEY_TAG, FAILURE_TAG
@@ -53,7 +53,7 @@ def test_a_trial_failed_on_a_full_disk_is_logged_in_one_line():
     """Tune's controller logs each failed trial with its traceback (some 60 lines)."""
     import logging
 
-    from sweeps.storage_checks import QuietDiskFull, disk_full_text
+    from sweeps.safety.storage_checks import QuietDiskFull, disk_full_text
 
     ray_error = RuntimeError("ray::ImplicitFunc.train()\n  File x\nOSError: " + str(ENOSPC))
     assert disk_full_text(ray_error) == f"OSError: {ENOSPC}"
@@ -72,8 +72,8 @@ def test_the_first_trial_failed_on_a_full_disk_ends_the_phase(monkeypatch, tmp_p
     """Through Tune's own stop (as a Ctrl-C), so the running trials stay resumable."""
     import signal
 
-    from sweeps.full_disk_stop import StopOnFullDisk
-    from sweeps.interruption import TUNE_STOP_SIGNAL
+    from sweeps.safety.full_disk_stop import StopOnFullDisk
+    from sweeps.safety.interruption import TUNE_STOP_SIGNAL
 
     (tmp_path / "full.txt").write_text(f"Failure # 1\nOSError: {ENOSPC}\n")
     (tmp_path / "bug.txt").write_text("Failure # 1\nRuntimeError: a bug\n")
@@ -100,8 +100,8 @@ def test_error_files_the_full_disk_cut_short_end_the_phase_and_the_pickle_goes(
     `error.pkl` empty; the pickle then failed `fit` (EOFError) on every `--resume`."""
     import signal
 
-    from sweeps.full_disk_stop import StopOnFullDisk
-    from sweeps.interruption import TUNE_STOP_SIGNAL
+    from sweeps.safety.full_disk_stop import StopOnFullDisk
+    from sweeps.safety.interruption import TUNE_STOP_SIGNAL
 
     stops = []
     monkeypatch.setattr(signal, "getsignal", lambda signum: lambda *args: stops.append(signum))
@@ -216,7 +216,7 @@ def test_a_state_file_emptied_by_a_kill_is_replaced_by_the_drivers_whole_staging
     other = _staging_folder(tmp_path / "raytmp", "session_2026-12-03_15-40-00_2", "other-grid")
     (other / name).write_text('{"trial_data": [], "runner_data": {"other": 1}}')
     (folder / name).write_text("")
-    with caplog.at_level("WARNING", logger="sweeps.saved_state"):
+    with caplog.at_level("WARNING", logger="sweeps.safety.saved_state"):
         saved_state.check_state_files(folder)
     assert (folder / name).read_text() == whole
     assert [path.name for path in folder.iterdir() if path.name.startswith(".")] == []
@@ -298,7 +298,7 @@ def test_error_pickles_a_full_disk_cut_short_are_removed_before_tune_reads_them(
 
 def test_a_fit_that_failed_on_a_cut_error_pickle_returns_its_saved_results(tmp_path):
     """Tune unpickles the failed trials' error.pkl as `fit` ends: a cut one failed it."""
-    from sweeps.runner import _fit_results
+    from sweeps.running.runner import _fit_results
 
     (tmp_path / "trial_0").mkdir()
     (tmp_path / "trial_0" / "error.pkl").write_bytes(b"")
@@ -417,7 +417,7 @@ def _no_context():
 
 
 def test_when_the_store_is_on_the_full_disk_the_runs_stay_resumable(monkeypatch, capsys):
-    from sweeps import tracking
+    from sweeps.records import tracking
 
     def store_full(client, parent_run_id):
         raise Exception("(sqlite3.OperationalError) database or disk is full")
@@ -439,7 +439,7 @@ def test_when_the_store_is_on_the_full_disk_the_runs_stay_resumable(monkeypatch,
 
 
 def test_a_full_disk_ends_the_command_in_one_line_and_exit_3(monkeypatch, tmp_path, capsys):
-    import sweeps.runner
+    import sweeps.running.runner
     from sweeps import ear_xnli
     from sweeps.cli import EXIT_CRASHED, main
 
@@ -447,7 +447,7 @@ def test_a_full_disk_ends_the_command_in_one_line_and_exit_3(monkeypatch, tmp_pa
         raise StorageFull("the disk is full ([Errno 28] No space left on device); ...")
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sweeps.runner, "run_sweep", lambda spec, options, signals: full())
+    monkeypatch.setattr(sweeps.running.runner, "run_sweep", lambda spec, options, signals: full())
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     assert main(ear_xnli, ["--tracking-uri", uri, "--set", "seeds=0"]) == EXIT_CRASHED
     error = capsys.readouterr().err
@@ -478,7 +478,7 @@ def _checkpoint(tmp_path: Path):
 
 
 def test_a_restored_checkpoint_is_copied_privately_and_deleted(private_tempdir, tmp_path):
-    from sweeps.trainable import checkpoint_copy
+    from sweeps.running.trainable import checkpoint_copy
 
     with checkpoint_copy(_checkpoint(tmp_path)) as directory:
         assert (Path(directory) / "trainer_state.pt").read_bytes() == b"weights"
@@ -487,7 +487,7 @@ def test_a_restored_checkpoint_is_copied_privately_and_deleted(private_tempdir, 
 
 
 def test_a_trials_restore_leaves_no_checkpoint_tmp_folder(monkeypatch, private_tempdir, tmp_path):
-    from sweeps import trainable
+    from sweeps.running import trainable
 
     checkpoint = _checkpoint(tmp_path)
     monkeypatch.setattr(trainable.tune, "get_checkpoint", lambda: checkpoint)

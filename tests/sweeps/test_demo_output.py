@@ -1,7 +1,7 @@
 """What a newcomer sees of the demo (`make demo`: sweeps/ear_xnli.py --preset smoke) and of
 its report: by default the plan, a line per finished trial with its score and the ETA, and the
 closing summary, without the libraries' own notes, warnings and progress bars (silenced where
-they are made: sweeps/library_output.py, xlt_schema/log.py); a failed trial still shows."""
+they are made: sweeps/running/library_output.py, xlt_schema/log.py); a failed trial still shows."""
 
 import os
 import re
@@ -15,7 +15,7 @@ from sweep_helpers import ONE_EAR, REPO, run_command
 from tracking_stores import sqlite_uri, tracking_store
 
 from sweeps.cli import EXIT_TRIALS_FAILED
-from sweeps.trainable import TRIAL_FUNCTION_ENV
+from sweeps.running.trainable import TRIAL_FUNCTION_ENV
 
 DEMO = [str(REPO / "sweeps" / "ear_xnli.py"), "--preset", "smoke"]
 # What Ray, Tune, MLflow and the trial workers printed of their own before (issue 45).

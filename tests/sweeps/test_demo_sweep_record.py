@@ -16,7 +16,7 @@ from scipy import stats
 from sweep_helpers import DEMO_SETTINGS, child_runs, parent_runs
 
 from analysis.effect_sizes import epsilon_min
-from analysis.registry import SweepStamp, register_champion
+from analysis.model_registry import SweepStamp, register_champion
 from sweeps import ear_xnli
 from sweeps.cli import EXIT_DONE, main
 from xlt_core.data.examples import XNLI_LABELS

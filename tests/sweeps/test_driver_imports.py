@@ -36,7 +36,7 @@ from unittest import mock
 import ray
 from sweeps import ear_xnli
 from sweeps.cli import main
-from sweeps.runner import SweepPhases
+from sweeps.running.runner import SweepPhases
 args = ["--preset", "paper", "--data-dir", sys.argv[2], "--set", f"model={sys.argv[1]}",
         "--set", "seeds=0", "--set", "target_langs=de,es"]
 dry_run = main(ear_xnli, [*args, "--dry-run"])
@@ -67,7 +67,7 @@ print(json.dumps({"code": code, "heavy": heavy}))
 # The driver's modules alone: what they load before a sweep starts.
 DRIVER_MODULES = """
 import json, sys
-import sweeps.cli, sweeps.run_context, sweeps.runner, sweeps.tracking
+import sweeps.cli, sweeps.records.run_context, sweeps.running.runner, sweeps.records.tracking
 print(json.dumps({"loaded": sorted(m for m in ("mlflow", "ray", "torch") if m in sys.modules)}))
 """
 
@@ -119,7 +119,7 @@ def test_a_real_sweeps_driver_imports_no_torch(tmp_path):
 @pytest.mark.slow
 def test_the_drivers_modules_leave_mlflow_and_ray_to_the_sweep(tmp_path):
     """On a new store the sweep imports MLflow in the thread that opens the store while Ray
-    starts (sweeps/runner.py `run_sweep`), which only works if nothing the command imports
+    starts (sweeps/running/runner.py `run_sweep`), which only works if nothing the command imports
     before has loaded it already."""
     assert _driver(DRIVER_MODULES, [], tmp_path, 60)["loaded"] == []
 

@@ -1,4 +1,4 @@
-"""One writer per sweep (`sweeps/driver_lock.py`): a second driver of the same experiment on
+"""One writer per sweep (`sweeps/safety/driver_lock.py`): a second driver of the same experiment on
 the same store is refused naming the holder; a killed holder leaves no stale lock; a link
 planted at the lock's path is not followed. End to end (slow): a second driver during a
 running smoke sweep is refused with exit 2, and the first finishes."""
@@ -23,7 +23,7 @@ from sweep_helpers import (
     wait_for,
 )
 
-from sweeps.driver_lock import SweepLockError, hold, lock_path
+from sweeps.safety.driver_lock import SweepLockError, hold, lock_path
 from xlt_schema import COMPLETE_TAG, REPORTED_TAG
 
 
@@ -32,7 +32,7 @@ def _holder_process(uri: str, experiment: str) -> subprocess.Popen:
     code = textwrap.dedent(
         f"""
         import time
-        from sweeps.driver_lock import hold
+        from sweeps.safety.driver_lock import hold
         with hold({uri!r}, {experiment!r}):
             print("held", flush=True)
             time.sleep(3600)

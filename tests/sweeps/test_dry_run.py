@@ -1,5 +1,6 @@
-"""`--dry-run` (sweeps/plan.py, sweeps/cost_model.py): the plan of a sweep, printed offline
-without Ray and without tracking, and its cost estimate checked against hand computations."""
+"""`--dry-run` (sweeps/planning/plan.py, sweeps/planning/cost_model.py): the plan of a sweep,
+printed offline without Ray and without tracking, and its cost estimate checked against hand
+computations."""
 
 import importlib
 import json
@@ -11,12 +12,13 @@ import pytest
 from conftest import scaled_timeout
 from sweep_helpers import REPO
 
-from sweeps import adjust_xnli, cost_model, ear_xnli
+from sweeps import adjust_xnli, ear_xnli
 from sweeps.cli import main
 from sweeps.experiment import experiment_spec
 from sweeps.paper_cards import load_card
-from sweeps.plan import format_plan
-from sweeps.trial_request import trial_config
+from sweeps.planning import cost_model
+from sweeps.planning.plan import format_plan
+from sweeps.running.trial_request import trial_config
 from xlt_core.config import METHODS, TASKS, TrialConfig
 
 PAPER_COMMAND = [str(REPO / "sweeps" / "ear_xnli.py"), "--preset", "paper", "--dry-run"]

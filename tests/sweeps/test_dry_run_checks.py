@@ -1,4 +1,4 @@
-"""`--dry-run` refuses what the sweep refuses (sweeps/sweep_checks.py, shared with
+"""`--dry-run` refuses what the sweep refuses (sweeps/planning/sweep_checks.py, shared with
 runner.check_sweep), and a search's plan counts what the search runs: the layers the tiny
 model has, and a phase 2 of at most the configurations phase 1 sampled."""
 
@@ -7,10 +7,11 @@ import sys
 
 import pytest
 
-from sweeps import ear_xnli, search
+from sweeps import ear_xnli
 from sweeps.cli import apply_overrides, main, resolve_paths
 from sweeps.experiment import experiment_spec
-from sweeps.runner import check_sweep
+from sweeps.running import search
+from sweeps.running.runner import check_sweep
 from xlt_core.errors import ConfigError
 
 SEARCH = ["--preset", "smoke", "--strategy", "search", "--dry-run"]

@@ -14,7 +14,7 @@ import pytest
 from conftest import scaled_timeout
 from tracking_stores import sqlite_uri, tracking_store
 
-from sweeps.interruption import (
+from sweeps.safety.interruption import (
     IMPORT_MACHINERY,
     RESEND_AFTER_S,
     TUNE_STOP_SIGNAL,
@@ -91,12 +91,14 @@ def test_a_signal_before_tune_registers_its_stop_raises():
 
 def _main_with(monkeypatch, tmp_path, outcome, argv=()):
     """`cli.main` on a tiny smoke sweep whose `run_sweep` does `outcome()` instead of running."""
-    import sweeps.runner
+    import sweeps.running.runner
     from sweeps import ear_xnli
     from sweeps.cli import main
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sweeps.runner, "run_sweep", lambda spec, options, signals: outcome())
+    monkeypatch.setattr(
+        sweeps.running.runner, "run_sweep", lambda spec, options, signals: outcome()
+    )
     uri = tracking_store(tmp_path)
     return main(ear_xnli, ["--tracking-uri", uri, "--set", "seeds=0", *argv])
 
@@ -268,7 +270,7 @@ def test_a_raise_that_python_drops_is_made_again():
 SIGNAL_IN_AN_IMPORT = textwrap.dedent(
     """
     import _imp, importlib, signal, sys, threading, time
-    from sweeps.interruption import IMPORT_MACHINERY, StopSignals, SweepInterrupted
+    from sweeps.safety.interruption import IMPORT_MACHINERY, StopSignals, SweepInterrupted
 
     sys.path.insert(0, sys.argv[1])
     main = threading.main_thread().ident
@@ -384,7 +386,7 @@ class _FakeTuner:
         self.phases, self.trials, self.statuses = phases, trials, statuses
 
     def fit(self):
-        from sweeps import tracking
+        from sweeps.records import tracking
 
         results = []
         for trial_id, (run_status, result) in self.trials.items():
@@ -409,7 +411,7 @@ def _sweep_without_ray(monkeypatch, tmp_path, fit_outcome, resume=False, statuse
     (run_sweep's value, the store's URI)."""
     from sweep_helpers import smoke_spec
 
-    import sweeps.runner as runner
+    import sweeps.running.runner as runner
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(runner, "_ray_session", lambda *a: contextlib.nullcontext({"CPU": 2}))
@@ -510,7 +512,7 @@ def test_a_wrapped_second_signal_leaves_no_failure_tag_and_a_resume_clears_a_sta
 
 
 def _smoke_space(point: dict, seed: int = 0) -> dict:
-    from sweeps.trial_request import TrialRequest
+    from sweeps.running.trial_request import TrialRequest
 
     request = TrialRequest(
         base={"task": "xnli"}, phase="grid", experiment_id="1", parent_run_id="p", threads=1
@@ -522,7 +524,7 @@ def _smoke_points():
     """The one-seed smoke sweep's baseline point and its two EAR points."""
     from sweep_helpers import smoke_spec
 
-    from sweeps.search import baseline_points
+    from sweeps.running.search import baseline_points
 
     spec = smoke_spec("ear_xnli", ["seeds=0"])
     (baseline,) = baseline_points(spec)
@@ -538,7 +540,7 @@ def test_a_dead_baseline_ends_without_a_report_and_a_resume_reruns_its_trial(mon
     sweep has no finished baseline runs" (exit 3, a traceback, `--resume` failing the same
     way for ever). Now NoReport (one line, exit 1: `test_a_dead_baseline_...one_line`), the
     parent left resumable, and `--resume` asks Tune to run the errored trial again."""
-    from sweeps.dead_baseline import RERUN_ERRORED_TAG, NoReport
+    from sweeps.safety.dead_baseline import RERUN_ERRORED_TAG, NoReport
     from xlt_schema import COMPLETE_TAG
 
     baseline, (ear1, ear2) = _smoke_points()
@@ -580,7 +582,7 @@ def test_a_dead_baseline_ends_without_a_report_and_a_resume_reruns_its_trial(mon
 
 
 def test_a_baseline_that_diverged_is_closed_for_a_resume_would_not_help(monkeypatch, tmp_path):
-    from sweeps.dead_baseline import NoReport
+    from sweeps.safety.dead_baseline import NoReport
     from xlt_schema import COMPLETE_TAG
 
     baseline, (ear1, ear2) = _smoke_points()
@@ -605,7 +607,7 @@ def test_a_baseline_that_diverged_is_closed_for_a_resume_would_not_help(monkeypa
 def test_a_sweep_whose_baseline_finished_once_is_reported():
     from sweep_helpers import smoke_spec
 
-    from sweeps.dead_baseline import dead_baseline
+    from sweeps.safety.dead_baseline import dead_baseline
 
     baseline, (ear1, _) = _smoke_points()
     spec = smoke_spec("ear_xnli", ["seeds=0,1"])
@@ -620,8 +622,8 @@ def test_a_resume_asked_to_rerun_errored_trials_restores_them(monkeypatch):
     """What `--resume` of a dead baseline's parent asks Tune: its errored trials resumed."""
     from ray import tune
 
-    import sweeps.runner as runner
-    from sweeps.dead_baseline import RERUN_ERRORED_TAG
+    import sweeps.running.runner as runner
+    from sweeps.safety.dead_baseline import RERUN_ERRORED_TAG
 
     asked = {}
     monkeypatch.setattr(tune.Tuner, "can_restore", staticmethod(lambda path: True))
@@ -643,16 +645,16 @@ def test_a_resume_asked_to_rerun_errored_trials_restores_them(monkeypatch):
 
 
 def test_a_dead_baseline_ends_the_command_in_one_line_and_exit_1(monkeypatch, tmp_path, capsys):
-    import sweeps.runner
+    import sweeps.running.runner
     from sweeps import ear_xnli
     from sweeps.cli import EXIT_TRIALS_FAILED, main
-    from sweeps.dead_baseline import NoReport
+    from sweeps.safety.dead_baseline import NoReport
 
     def dead():
         raise NoReport("no report can be made: the baseline has no finished run ...", True)
 
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sweeps.runner, "run_sweep", lambda spec, options, signals: dead())
+    monkeypatch.setattr(sweeps.running.runner, "run_sweep", lambda spec, options, signals: dead())
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     assert main(ear_xnli, ["--tracking-uri", uri, "--set", "seeds=0"]) == EXIT_TRIALS_FAILED
     (line,) = capsys.readouterr().err.strip().splitlines()
@@ -663,7 +665,7 @@ def test_a_dead_baseline_ends_the_command_in_one_line_and_exit_1(monkeypatch, tm
 
 STARTS_A_CHILD_WITH_SIGTERM_BLOCKED = """
 import subprocess, sys, time
-from sweeps.runner import sigterm_blocked
+from sweeps.running.runner import sigterm_blocked
 
 with sigterm_blocked():  # as a local ray.init starts Ray's processes
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
@@ -716,7 +718,7 @@ def test_while_ray_shuts_down_sigterm_keeps_its_handler(monkeypatch):
 
     import ray
 
-    from sweeps.runner import shutdown_ray
+    from sweeps.running.runner import shutdown_ray
 
     api = ctypes.pythonapi
     api.PyOS_setsig.argtypes = [ctypes.c_int, ctypes.c_void_p]

@@ -1,4 +1,4 @@
-"""A trial's model as an MLflow transformers model (sweeps/model_logging.py): MLflow's own
+"""A trial's model as an MLflow transformers model (sweeps/records/model_logging.py): MLflow's own
 loaders open it and it predicts with the task's label names."""
 
 import logging
@@ -7,7 +7,7 @@ import mlflow
 import pandas as pd
 import transformers
 
-from sweeps.model_logging import save_mlflow_models
+from sweeps.records.model_logging import save_mlflow_models
 from xlt_core.data.examples import XNLI_LABELS
 from xlt_core.models import tiny_tokenizer
 

@@ -12,7 +12,7 @@ from analysis.papers import load_published_results, matching_cells
 from sweeps import adjust_qa, adjust_xsr
 from sweeps.experiment import experiment_spec
 from sweeps.paper_cards import load_card
-from sweeps.trial_request import trial_config
+from sweeps.running.trial_request import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import QAExample
 from xlt_core.tasks import TASKS, qa

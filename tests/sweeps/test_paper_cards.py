@@ -25,10 +25,10 @@ from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
 from sweeps.experiment import experiment_spec
 from sweeps.paper_cards import load_card
-from sweeps.plan import format_plan
-from sweeps.runner import SweepOptions, _start_parent
-from sweeps.tracking import log_departures
-from sweeps.trial_request import trial_config
+from sweeps.planning.plan import format_plan
+from sweeps.records.tracking import log_departures
+from sweeps.running.runner import SweepOptions, _start_parent
+from sweeps.running.trial_request import trial_config
 from xlt_core import train
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
@@ -307,7 +307,7 @@ def test_apt_padding_and_ept_averaging_are_declared():
 
 @pytest.mark.parametrize("script, m", [("ear_xnli", 3), ("ear_pawsx", 10)])
 def test_a_paper_presets_search_keeps_the_cards_m(script, m):
-    from sweeps import search
+    from sweeps.running import search
 
     module = importlib.import_module(f"sweeps.{script}")
     spec = experiment_spec(module, "paper", None)

@@ -1,4 +1,4 @@
-"""A sweep's progress lines (`sweeps.progress`): the ETA arithmetic, and what a trial that
+"""A sweep's progress lines (`sweeps.running.progress`): the ETA arithmetic, and what a trial that
 ends says."""
 
 import math
@@ -6,15 +6,15 @@ import math
 import pytest
 from ray.tune.experiment import Trial
 
-from sweeps import progress
-from sweeps.progress import (
+from sweeps.running import progress
+from sweeps.running.progress import (
     ProgressCallback,
     eta_seconds,
     format_duration,
     progress_line,
     trial_outcome,
 )
-from sweeps.trainable import FAILURE, TRIAL_COMPLETE
+from sweeps.running.trainable import FAILURE, TRIAL_COMPLETE
 from xlt_schema import DEV_CURVE
 from xlt_schema.log import DEFAULT, QUIET, configure
 

@@ -14,8 +14,8 @@ import pytest
 from conftest import scaled_timeout
 from sweep_helpers import SCRIPT
 
-from sweeps import ray_address
-from sweeps.ray_address import check_ray_address
+from sweeps.running import ray_address
+from sweeps.running.ray_address import check_ray_address
 from xlt_core.errors import ConfigError
 
 

@@ -1,4 +1,4 @@
-"""The parent run's system tags and library versions (sweeps/run_context.py)."""
+"""The parent run's system tags and library versions (sweeps/records/run_context.py)."""
 
 import json
 import subprocess
@@ -10,7 +10,7 @@ from conftest import scaled_timeout
 from mlflow.utils.mlflow_tags import MLFLOW_GIT_COMMIT, MLFLOW_GIT_REPO_URL, MLFLOW_SOURCE_NAME
 from sweep_helpers import REPO
 
-from sweeps import run_context
+from sweeps.records import run_context
 
 
 def test_versions_are_the_installed_ones():
@@ -31,7 +31,7 @@ def test_system_tags_carry_the_git_commit_and_the_source():
     # this session's main file is pytest's.
     script = (
         "import json, sys; sys.argv = [sys.argv[1]]; "
-        "from sweeps.run_context import system_tags; print(json.dumps(system_tags()))"
+        "from sweeps.records.run_context import system_tags; print(json.dumps(system_tags()))"
     )
     source = run_context.__file__
     printed = subprocess.run(

@@ -6,11 +6,12 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from sweeps import ear_xnli, runner, search
+from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
 from sweeps.experiment import experiment_spec
-from sweeps.trainable import TRIAL_COMPLETE
-from sweeps.trial_request import TRIAL_INDEX, TrialRequest
+from sweeps.running import runner, search
+from sweeps.running.trainable import TRIAL_COMPLETE
+from sweeps.running.trial_request import TRIAL_INDEX, TrialRequest
 from xlt_core.errors import ConfigError
 from xlt_schema import RAY_NAME_TAG
 
@@ -77,7 +78,7 @@ def test_more_search_seeds_than_seeds_are_refused():
 
 
 def test_the_dry_run_says_asha_stops_trials_only_without_repeats():
-    from sweeps.plan import format_plan
+    from sweeps.planning.plan import format_plan
 
     assert "ASHA stops some early" in format_plan(_search_spec(), None)
     repeated = format_plan(_search_spec(search_seeds=2), None)

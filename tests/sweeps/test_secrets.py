@@ -61,7 +61,7 @@ def test_take_credentials_moves_a_servers_credentials_to_mlflows_variables(clean
 
 
 def test_the_sweeps_uri_has_no_password_and_the_health_check_still_authenticates(clean_env):
-    from sweeps.tracking import check_tracking_uri, resolve_tracking_uri
+    from sweeps.records.tracking import check_tracking_uri, resolve_tracking_uri
 
     with _server(_AuthOnly) as port:
         os.environ[TRACKING_URI_ENV] = f"http://{USER}:{PLANTED}@127.0.0.1:{port}"
@@ -84,8 +84,8 @@ def test_the_resume_command_and_the_reports_address_hold_no_password():
 def test_the_trials_config_holds_no_tracking_uri():
     """Tune writes the config to disk (params.json, result.json, the experiment state): the
     URI, which may be a database's with its password, goes to the trials apart."""
-    from sweeps.runner import SweepOptions, SweepPhases
-    from sweeps.search import PHASE_GRID
+    from sweeps.running.runner import SweepOptions, SweepPhases
+    from sweeps.running.search import PHASE_GRID
 
     uri = f"postgresql://{USER}:{PLANTED}@db/mlflow"
     spec = type("Spec", (), {"base": {}, "log_models": False, "strategy": PHASE_GRID})()

@@ -1,9 +1,9 @@
-"""sweeps.state_snapshots: a trial's checkpoint no longer forces Tune's experiment-state
+"""sweeps.running.state_snapshots: a trial's checkpoint no longer forces Tune's experiment-state
 snapshot while a phase runs, and Tune's own hook is back afterwards."""
 
 from ray.tune.execution.experiment_state import _ExperimentCheckpointManager
 
-from sweeps.state_snapshots import periodic_snapshots_only
+from sweeps.running.state_snapshots import periodic_snapshots_only
 
 
 def manager() -> _ExperimentCheckpointManager:

@@ -32,9 +32,9 @@ from sweep_helpers import (
 )
 
 from benchmarks.tracking_servers import JOBS_OFF
-from sweeps import tracking
-from sweeps.runner import LOCAL_RAY_CONFIG, SweepOptions, check_sweep, run_sweep
-from sweeps.trainable import NODE_TAG, RESUMED_TAG
+from sweeps.records import tracking
+from sweeps.running.runner import LOCAL_RAY_CONFIG, SweepOptions, check_sweep, run_sweep
+from sweeps.running.trainable import NODE_TAG, RESUMED_TAG
 from xlt_schema import CONFIG_KEY_TAG, FAILURE_TAG, TRIAL_ID_TAG
 
 

@@ -1,4 +1,4 @@
-"""A sweep as a file (sweeps/sweep_file.py): `--save-config` then `--config`, and
+"""A sweep as a file (sweeps/planning/sweep_file.py): `--save-config` then `--config`, and
 `--from-run`, plan exactly the sweep they were written from; bad files are refused naming
 the file and the key."""
 
@@ -9,7 +9,7 @@ from tracking_stores import tracking_store
 from sweeps import adjust_xnli, ear_xnli
 from sweeps.cli import EXIT_BAD_INPUT, EXIT_DONE, apply_overrides, main
 from sweeps.experiment import experiment_spec
-from sweeps.sweep_file import SWEEP_FILE_ARTIFACT, load_sweep, sweep_text
+from sweeps.planning.sweep_file import SWEEP_FILE_ARTIFACT, load_sweep, sweep_text
 from xlt_core.errors import ConfigError
 
 SETTINGS = ["--set", "alpha=0.5", "--set", "seeds=0,1", "--set", "epochs=0.5"]

@@ -10,8 +10,9 @@ import pytest
 from sweep_helpers import DEMO_SETTINGS, ONE_EAR, REPO, TINY, run_command, set_arguments
 from tracking_stores import tracking_store
 
-from sweeps import ear_xnli, runner
+from sweeps import ear_xnli
 from sweeps.cli import build_parser, main
+from sweeps.running import runner
 from xlt_core.registry import PLUGINS_VARIABLE
 from xlt_schema.log import DEFAULT, LEVEL_VARIABLE, QUIET, VERBOSE, configure
 
@@ -73,7 +74,7 @@ def test_quiet_still_prints_the_dry_run_plan(capsys):
 
 @pytest.mark.slow
 def test_with_v_the_trials_steps_reach_the_drivers_terminal(tmp_path):
-    # Logged in the Ray workers (sweeps/trainable.py), forwarded by Ray to the driver; the
+    # Logged in the Ray workers (sweeps/running/trainable.py), forwarded by Ray to the driver; the
     # progress lines of trials starting are -v's too. Two configurations, two seeds (the
     # seed-aware test needs two).
     argv = [str(REPO / "sweeps" / "ear_xnli.py"), "--preset", "smoke", "-v", *TINY, *ONE_EAR]

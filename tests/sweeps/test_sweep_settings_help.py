@@ -1,5 +1,5 @@
 """`--help` lists every setting `--set` takes, with its default and allowed values
-(sweeps/sweep_settings_help.py), read from the same fields and checks that enforce them."""
+(sweeps/planning/sweep_settings_help.py), read from the same fields and checks that enforce them."""
 
 import dataclasses
 

@@ -1,9 +1,10 @@
-"""A trial run logs as params only the settings that apply to it (`sweeps.trainable.flat_params`):
-its own method's and adaptation's hyperparameters, not another's, and no unset setting."""
+"""A trial run logs as params only the settings that apply to it
+(`sweeps.running.trainable.flat_params`): its own method's and adaptation's hyperparameters,
+not another's, and no unset setting."""
 
 import pytest
 
-from sweeps.trainable import flat_params
+from sweeps.running.trainable import flat_params
 from xlt_core import registry
 from xlt_core.config import (
     ADAPTATION_HYPERPARAMETERS,

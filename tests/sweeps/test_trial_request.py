@@ -1,4 +1,4 @@
-"""The driver-to-worker contract (sweeps/trial_request.py) and the sweep's configurations
+"""The driver-to-worker contract (sweeps/running/trial_request.py) and the sweep's configurations
 resolved once (`SweepSpec.trial_config`, `SweepSpec.configs`). No Ray started here."""
 
 import pytest
@@ -7,7 +7,7 @@ from ray.tune.search.variant_generator import generate_variants
 from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
 from sweeps.experiment import experiment_spec
-from sweeps.trial_request import (
+from sweeps.running.trial_request import (
     REQUIRED_KEYS,
     TRIAL_INDEX,
     TrialRequest,
@@ -134,7 +134,7 @@ def test_a_bad_point_is_refused_naming_its_setting():
 
 def test_a_diverged_trials_failure_text_starts_as_the_report_reads_it():
     from analysis.sanity import DIVERGED
-    from sweeps.trainable import failure_text
+    from sweeps.running.trainable import failure_text
 
     assert TrainingDiverged.__name__ == DIVERGED_FAILURE == DIVERGED
     text = failure_text(TrainingDiverged("loss became nan at step 3"))

@@ -16,7 +16,7 @@ from conftest import scaled_timeout
 SCRIPT = """
 import contextlib, json, os
 from concurrent.futures import ThreadPoolExecutor
-from sweeps import runner
+from sweeps.running import runner
 
 class Signals:
     def take_over(self):

@@ -6,7 +6,7 @@ import pytest
 from sweeps import adjust_ner, adjust_qa, adjust_xnli, adjust_xsr
 from sweeps.cli import apply_overrides, resolve_paths
 from sweeps.experiment import experiment_spec
-from sweeps.trial_request import trial_config
+from sweeps.running.trial_request import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.data.parallel import check_parallel
 from xlt_core.errors import ConfigError
@@ -110,7 +110,7 @@ def test_adjust_smoke_presets_need_no_download(script):
 def test_the_paper_dry_run_plans_one_adjusted_encoder_per_language_and_seed():
     """`python sweeps/adjust_xnli.py --preset paper --dry-run`: es, ru, vi, hi x 5 seeds, and
     each adjusted trial costs k = 4 fine-tunings (the baseline one)."""
-    from sweeps.plan import format_plan
+    from sweeps.planning.plan import format_plan
 
     plan = format_plan(experiment_spec(adjust_xnli, "paper", None), None)
     assert "Adjusted encoders: 20 = 4 languages (es, ru, vi, hi) x 5 seeds" in plan

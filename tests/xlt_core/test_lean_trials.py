@@ -69,7 +69,7 @@ def test_an_xnli_trial_imports_no_ner_or_modelling_library_until_it_needs_one(tm
 # the synthetic data or, given a data directory, on local files, which read_data reads.
 DRIVER_PROBE = """
 import json, sys
-import sweeps.runner, sweeps.search, sweeps.trainable
+import sweeps.running.runner, sweeps.running.search, sweeps.running.trainable
 from sweeps import adjust_ner, adjust_qa, adjust_xsr, ear_pawsx, ear_xnli
 from sweeps.cli import resolve_paths
 from sweeps.experiment import experiment_spec
@@ -77,7 +77,7 @@ cache_dir, data_dir = sys.argv[1], sys.argv[2] or None
 for script in (ear_xnli, ear_pawsx, adjust_ner, adjust_qa, adjust_xsr):
     spec = experiment_spec(script, "smoke", data_dir)
     spec.base["cache_dir"] = cache_dir
-    sweeps.runner.check_sweep(resolve_paths(spec))
+    sweeps.running.runner.check_sweep(resolve_paths(spec))
 print(json.dumps(sorted(m for m in ("torch", "transformers") if m in sys.modules)))
 """
 

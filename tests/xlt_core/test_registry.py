@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import scaled_timeout
 
-from sweeps import cost_model, spaces
+from sweeps.planning import cost_model, spaces
 from xlt_core import config, registry
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PairExample
@@ -231,7 +231,8 @@ def _python(code: str, **env) -> subprocess.CompletedProcess:
 
 def test_the_declarations_and_objectives_import_no_torch():
     code = (
-        "import sys; from xlt_core import config, objectives, registry; import sweeps.cost_model; "
+        "import sys; from xlt_core import config, objectives, registry; "
+        "import sweeps.planning.cost_model; "
         "from xlt_core.tasks import TASKS; TASKS['xnli']; objectives.OBJECTIVES.keys(); "
         "assert not [m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers')]"
     )

@@ -8,7 +8,7 @@ from tiny_trials import TINY_TRIAL
 
 from sweeps import ear_source_language
 from sweeps.experiment import experiment_spec
-from sweeps.trial_request import trial_config
+from sweeps.running.trial_request import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.data import pawsx, xnli
 from xlt_core.data.examples import PairExample

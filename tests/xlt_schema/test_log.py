@@ -29,7 +29,7 @@ def _say_each_level(name: str = "sweeps.some_module") -> None:
 )
 def test_each_verbosity_shows_its_levels_as_bare_lines(verbosity, shown, capsys):
     log.configure(verbosity)
-    for package in ("xlt_core.trial", "analysis.report", "sweeps.runner"):
+    for package in ("xlt_core.trial", "analysis.report", "sweeps.running.runner"):
         _say_each_level(package)
     out, err = capsys.readouterr()
     assert out.splitlines() == shown * 3

@@ -1,11 +1,11 @@
-"""The store-creation lock (`mlflow.db.lock`, sweeps/tracking.prepare_store) never follows a
+"""The store-creation lock (`mlflow.db.lock`, sweeps/records/tracking.prepare_store) never follows a
 planted symlink: the sweep is refused in one line and the link's target keeps its bytes."""
 
 import os
 
 import pytest
 
-from sweeps.tracking import prepare_store
+from sweeps.records.tracking import prepare_store
 from xlt_core.errors import ConfigError
 from xlt_schema.lock_file import UnsafeLockFile, open_lock_file
 

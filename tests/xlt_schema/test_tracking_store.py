@@ -16,7 +16,7 @@ from xlt_schema import COMPLETE_TAG, PARENT_RUN_TAG
 # What a sweep does with the store as Ray starts: check it, open (and create) it, then write.
 SWEEP_START = """
 import sys
-from sweeps.tracking import check_tracking_uri, open_experiment
+from sweeps.records.tracking import check_tracking_uri, open_experiment
 uri, name = sys.argv[1], sys.argv[2]
 check_tracking_uri(uri)
 client, experiment_id = open_experiment(uri, name)
@@ -50,7 +50,7 @@ def test_a_store_that_cannot_be_written_is_refused_before_ray_starts(tmp_path, c
 
     from sweeps import ear_xnli
     from sweeps.cli import main
-    from sweeps.tracking import open_experiment
+    from sweeps.records.tracking import open_experiment
 
     chattr = shutil.which("chattr")
     database = tmp_path / "mlflow.db"
@@ -76,7 +76,7 @@ def test_a_new_store_in_a_directory_that_cannot_be_written_is_refused_and_not_cr
     Root writes anywhere, so the denial is simulated where the check asks for it."""
     import os
 
-    from sweeps import tracking
+    from sweeps.records import tracking
     from xlt_core.errors import ConfigError
 
     database = tmp_path / "mlflow.db"
@@ -99,7 +99,7 @@ def _sweep_with_trials(tmp_path, statuses: list[str]):
     """A parent run and one trial run per status, in a new SQLite store."""
     from mlflow.tracking import MlflowClient
 
-    from sweeps import tracking
+    from sweeps.records import tracking
 
     uri = f"sqlite:///{tmp_path}/mlflow.db"
     tracking.check_tracking_uri(uri)
@@ -118,7 +118,7 @@ def _sweep_with_trials(tmp_path, statuses: list[str]):
 
 
 def test_an_interruption_marks_only_the_running_trials_and_the_parent(tmp_path):
-    from sweeps import tracking
+    from sweeps.records import tracking
 
     client, _, parent, trials = _sweep_with_trials(
         tmp_path, ["RUNNING", "FINISHED", "FAILED", "RUNNING"]
@@ -137,7 +137,7 @@ def test_an_interruption_marks_only_the_running_trials_and_the_parent(tmp_path):
 
 
 def test_resume_finds_a_parent_with_trials_or_the_report_left(tmp_path):
-    from sweeps import tracking
+    from sweeps.records import tracking
 
     client, experiment_id, parent, _ = _sweep_with_trials(tmp_path, ["FINISHED"])
 
@@ -193,7 +193,7 @@ def test_two_smoke_sweeps_started_together_on_a_fresh_store_both_finish(tmp_path
 def mlflow_store(tmp_path_factory):
     """An MLflow SQLite store with a sweep's worth of runs: pages of params past the ones
     that hold the experiments table (which the old pre-check read alone)."""
-    from sweeps.tracking import open_experiment
+    from sweeps.records.tracking import open_experiment
 
     directory = tmp_path_factory.mktemp("store")
     client, experiment_id = open_experiment(tracking_store(directory), "sweep")
@@ -234,8 +234,9 @@ def _damaged_copy(store, tmp_path, damage: str = "page"):
 def test_a_damaged_store_is_refused_in_one_line_before_ray_starts(
     mlflow_store, tmp_path, capsys, monkeypatch, resume, damage
 ):
-    from sweeps import ear_xnli, runner
+    from sweeps import ear_xnli
     from sweeps.cli import main
+    from sweeps.running import runner
 
     database = _damaged_copy(mlflow_store, tmp_path, damage)
     monkeypatch.setattr(runner, "run_sweep", _ray_must_not_start)
@@ -247,8 +248,9 @@ def test_a_damaged_store_is_refused_in_one_line_before_ray_starts(
 
 
 def test_a_file_of_random_bytes_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
-    from sweeps import ear_xnli, runner
+    from sweeps import ear_xnli
     from sweeps.cli import main
+    from sweeps.running import runner
 
     database = tmp_path / "mlflow.db"
     database.write_bytes(bytes(range(256)) * 400)

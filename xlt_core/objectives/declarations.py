@@ -28,7 +28,7 @@ register_objective(
         hyperparameters=("alpha", "beta", "layer", "m"),
         # Strategy `search`: around both published settings (alpha 0.1-1.8, beta 0.1-1)
         # and over the paper's layers; m = 1 keeps a smoke search cheap, a paper preset's
-        # search keeps its card's m (sweeps/search.py fixed_axes).
+        # search keeps its card's m (sweeps/running/search.py fixed_axes).
         search_ranges={
             "alpha": ("float", 0.1, 2.0, 0.1),
             "beta": ("float", 0.05, 1.0, 0.05),

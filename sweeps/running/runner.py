@@ -2,7 +2,7 @@
 `--resume`), run the strategy's phases on Ray Tune, then build the report from MLflow.
 
 Strategies: `grid` runs every configuration with every seed (phase tag `grid`); `search`
-runs phase 1 (`search`) and phase 2 (`final`) as `sweeps/search.py` describes. Each phase
+runs phase 1 (`search`) and phase 2 (`final`) as `sweeps/running/search.py` describes. Each phase
 is one Tune experiment `<parent run name>-<phase>` under the storage path, so an
 interrupted sweep continues with `Tuner.restore` where it stopped.
 """
@@ -25,42 +25,44 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweeps import driver_lock, search, tracking
-from sweeps.dead_baseline import RERUN_ERRORED_TAG, NoReport, dead_baseline
 from sweeps.experiment import SweepSpec
-from sweeps.interruption import (
+from sweeps.planning.sweep_checks import check_settings
+from sweeps.planning.sweep_file import SWEEP_FILE_ARTIFACT, sweep_text
+from sweeps.records import tracking
+from sweeps.records.run_context import system_tags
+from sweeps.running import search
+from sweeps.running.library_output import quiet_tune, worker_variables
+from sweeps.running.resources import (
+    alive_node_cpus,
+    check_cpus_fit,
+    check_gpus_present,
+    trial_resources,
+)
+from sweeps.running.state_snapshots import periodic_snapshots_only
+from sweeps.running.trial_request import TrialRequest, tune_trial_dirname, tune_trial_name
+from sweeps.safety import driver_lock
+from sweeps.safety.dead_baseline import RERUN_ERRORED_TAG, NoReport, dead_baseline
+from sweeps.safety.interruption import (
     StopSignals,
     SweepInterrupted,
     TuneEndedEarly,
     signal_behind,
     unfinished_trials,
 )
-from sweeps.library_output import quiet_tune, worker_variables
-from sweeps.resources import (
-    alive_node_cpus,
-    check_cpus_fit,
-    check_gpus_present,
-    trial_resources,
-)
-from sweeps.run_context import system_tags
-from sweeps.saved_state import (
+from sweeps.safety.saved_state import (
     check_saved_state,
     drop_damaged_error_pickles,
     errored_by_full_disk,
     recover_deleted_checkpoints,
     unrestorable,
 )
-from sweeps.state_snapshots import periodic_snapshots_only
-from sweeps.storage_checks import (
+from sweeps.safety.storage_checks import (
     StorageFull,
     check_storage,
     disk_full_text,
     is_disk_full,
     quiet_disk_full,
 )
-from sweeps.sweep_checks import check_settings
-from sweeps.sweep_file import SWEEP_FILE_ARTIFACT, sweep_text
-from sweeps.trial_request import TrialRequest, tune_trial_dirname, tune_trial_name
 from xlt_core.config import TrialConfig
 from xlt_core.data.hub_presence import check_hub_data
 from xlt_core.errors import ConfigError, DataError
@@ -392,7 +394,7 @@ def _report(
 
 class SweepPhases:
     """The phases of one sweep, each a Tune experiment that can be restored (`run_grid`: one
-    grid phase, as sweeps/sequential_seeds.py runs each round)."""
+    grid phase, as sweeps/running/sequential_seeds.py runs each round)."""
 
     def __init__(
         self, spec, options, client, experiment_id, parent_run_id, tags, resources, signals
@@ -415,7 +417,7 @@ class SweepPhases:
     def run(self):
         """Results of the reported phase and the number of failed trials of all phases."""
         if self.spec.strategy == search.PHASE_GRID and self.spec.seed_rounds:
-            from sweeps.sequential_seeds import run_seed_rounds
+            from sweeps.running.sequential_seeds import run_seed_rounds
 
             results = run_seed_rounds(self)
             return results, _count_failed(results)
@@ -472,7 +474,7 @@ class SweepPhases:
     def _trainable(self):
         from ray import tune
 
-        from sweeps.trainable import run_tracked_trial
+        from sweeps.running.trainable import run_tracked_trial
 
         # Where to track reaches the trials through Ray's object store (`with_parameters`),
         # not their config: Tune writes the config to params.json, result.json and the
@@ -489,8 +491,8 @@ class SweepPhases:
         from ray import tune
         from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
 
-        from sweeps.full_disk_stop import StopOnFullDisk
-        from sweeps.progress import ProgressCallback
+        from sweeps.running.progress import ProgressCallback
+        from sweeps.safety.full_disk_stop import StopOnFullDisk
 
         return tune.RunConfig(
             name=self._name(phase),
@@ -510,7 +512,7 @@ class SweepPhases:
 
     def _restorable(self, phase: str, planned: int | None = None):
         """The phase's Tuner restored from its saved state, or None when there is none;
-        DataError when the state cannot be restored (`sweeps.saved_state`). Errored trials
+        DataError when the state cannot be restored (`sweeps.safety.saved_state`). Errored trials
         stay as they ended, unless one errored on a full disk or the parent asks for it
         (RERUN_ERRORED_TAG: a dead baseline): then they all run again from their last
         checkpoints (Tune resumes all errored trials or none)."""
@@ -647,7 +649,7 @@ class SweepPhases:
 
     def _close_stopped_trials(self, results, statuses: dict[str, str]) -> None:
         """Trials ASHA stopped never reach their end: close their runs as KILLED."""
-        from sweeps.trainable import TRIAL_COMPLETE
+        from sweeps.running.trainable import TRIAL_COMPLETE
 
         for result in results:
             metrics = result.metrics or {}
@@ -699,7 +701,7 @@ class SweepPhases:
 
     def _relog(self, results) -> None:
         """Results a trial could not log (tracking server down) go to MLflow from its checkpoint."""
-        from sweeps.trainable import MLFLOW_LOGGED, MLFLOW_RUN_ID, checkpoint_copy
+        from sweeps.running.trainable import MLFLOW_LOGGED, MLFLOW_RUN_ID, checkpoint_copy
 
         for result in results:
             if (result.metrics or {}).get(MLFLOW_LOGGED) is False and result.checkpoint is not None:
@@ -794,7 +796,7 @@ def _parent_params(spec: SweepSpec, options: SweepOptions) -> dict:
 
 
 def _mark_failed(client, run_id: str, error: BaseException) -> None:
-    from sweeps.trainable import failure_text
+    from sweeps.running.trainable import failure_text
 
     tracking.set_tags(client, run_id, {FAILURE_TAG: failure_text(error)[:4000]})
     client.set_terminated(run_id, status="FAILED")
@@ -930,7 +932,7 @@ def sigterm_blocked():
 
 def _worker_env() -> dict:
     """The driver's XLT_PLUGINS, the trials' log level and the libraries' quiet settings
-    (sweeps/library_output.py) for every worker, a cluster's included (whose nodes do not
+    (sweeps/running/library_output.py) for every worker, a cluster's included (whose nodes do not
     inherit the driver's environment)."""
     env = {PLUGINS_VARIABLE: os.environ.get(PLUGINS_VARIABLE), **worker_variables()}
     return {"env_vars": {name: value for name, value in env.items() if value}}

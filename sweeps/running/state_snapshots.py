@@ -11,7 +11,7 @@ snapshots follow Tune's automatic period (at least 10 s; ~5% of the driver's tim
 
 What the forcing protected: a driver killed between Tune deleting a trial's older
 checkpoint and its next snapshot leaves a state naming the deleted one. The resume mends
-that case (`sweeps.saved_state.recover_deleted_checkpoints` continues from the successor),
+that case (`sweeps.safety.saved_state.recover_deleted_checkpoints` continues from the successor),
 and a trial the last snapshot does not know at all starts again from its beginning in its
 own MLflow run, as before this change for trials started after the last snapshot."""
 

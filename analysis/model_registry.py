@@ -1,7 +1,7 @@
 """Register the selected configuration's model in the MLflow model registry (client API only).
 
 A trial logs its trained model as the MLflow transformers model `model/` of its run when
-the sweep asks for it (``log_models``; sweeps/model_logging.py). The registry then points a
+the sweep asks for it (``log_models``; sweeps/records/model_logging.py). The registry then points a
 new model version at that folder and moves the alias (``champion``) to it when its sweep is
 complete and ended after the sweep holding the alias now, and its model is not worse on the
 dev selection metric than the one holding the alias (unless asked: ``--register-anyway``).

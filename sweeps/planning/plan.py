@@ -1,9 +1,9 @@
 """`--dry-run`: what a sweep would run and what it would cost, printed without starting Ray,
 without network and without tracking anything: the configurations x seeds of each phase,
 the trial count, the resources per trial, the languages, and per configuration the estimate of
-`sweeps/cost_model.py` (training tokens, GPU-hours, peak memory), with its assumptions.
+`sweeps/planning/cost_model.py` (training tokens, GPU-hours, peak memory), with its assumptions.
 
-The sweep's own settings checks run first (sweeps/sweep_checks.py: every trial's values,
+The sweep's own settings checks run first (sweeps/planning/sweep_checks.py: every trial's values,
 each task's methods, a search's ranges as the sweep would search them), so a dry run refuses
 what the sweep refuses; local or synthetic training data is read to count it; the evaluation
 files, a pretrained model's depth and the tracking store are checked when the sweep itself
@@ -15,17 +15,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sweeps import cost_model
 from sweeps.experiment import SweepSpec
 from sweeps.paper_cards import value_text
-from sweeps.resources import trial_resources
-from sweeps.sweep_checks import check_settings
+from sweeps.planning import cost_model
+from sweeps.planning.sweep_checks import check_settings
+from sweeps.running.resources import trial_resources
 from xlt_core.config import ADAPTATION_HYPERPARAMETERS, TrialConfig
 from xlt_core.data.parallel import stage_targets
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_supported
 
-GRID = "grid"  # sweeps/search.py's PHASE_GRID (that module loads torch)
+GRID = "grid"  # sweeps/running/search.py's PHASE_GRID (that module loads torch)
 GIB = 2**30
 # What an adjusted encoder depends on besides its language and seed (its cache key,
 # xlt_core/adjustment.py): configurations that agree on these share their encoders.
@@ -75,7 +75,7 @@ def power_lines(
         ]
     from analysis.collect import AnalysisError
     from analysis.power import pilot_lines
-    from sweeps.tracking import resolve_tracking_uri
+    from sweeps.records.tracking import resolve_tracking_uri
 
     try:
         return pilot_lines(resolve_tracking_uri(tracking_uri), pilot, len(spec.seeds), target)
@@ -142,7 +142,7 @@ def training_text(config: TrialConfig) -> str:
     """`Training: model=bert-base-multilingual-cased epochs=1 ...` (every trial's)."""
     values = " ".join(f"{name}={value_text(getattr(config, name))}" for name in TRAINING_SETTINGS)
     if config.precision == "fp32":
-        # sweeps/cost_model.py's throughput is bf16 tensor cores'.
+        # sweeps/planning/cost_model.py's throughput is bf16 tensor cores'.
         values += " (the GPU-hours below assume bf16: fp32 trains several times slower)"
     return f"Training (every trial): {values}"
 
@@ -223,10 +223,10 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
     """Phase 1 samples the searched methods' ranges (as the sweep searches them: values this
     model cannot take dropped, the card's and `--set` axes fixed) with the first seed(s);
     phase 2 re-runs the baseline and the top_k distinct configurations of phase 1 (at most its
-    search_trials) over every seed (sweeps/search.py). Phase 1's configurations are unknown
+    search_trials) over every seed (sweeps/running/search.py). Phase 1's configurations are unknown
     until it runs: each is counted as the costliest the ranges allow (the largest value of
     every choice, as `m`), an upper bound."""
-    from sweeps import search  # torch loads here, only for strategy search
+    from sweeps.running import search  # torch loads here, only for strategy search
 
     ranges = search.search_ranges(spec, fits=check_supported)
     costliest = max(
@@ -247,7 +247,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
     )
     phase1 = Phase(
         f"Phase 1 (search): {spec.search_trials} configurations sampled by Optuna TPE "
-        f"(the sweep's own first) from sweeps/spaces.py SEARCH_RANGES for model "
+        f"(the sweep's own first) from sweeps/planning/spaces.py SEARCH_RANGES for model "
         f"{costliest.model} ({'; '.join(f'{m}: {_ranges_text(r)}' for m, r in ranges.items())}; "
         f"fixed by the paper card or --set: {fixed}) x {repeat} seed{'s' if repeat > 1 else ''} "
         f"({', '.join(map(str, spec.seeds[:repeat]))}) = {spec.search_trials * repeat} trials; "
@@ -290,7 +290,7 @@ def _ranges_text(ranges: dict) -> str:
 
 
 def resources_text(spec: SweepSpec, trials_per_gpu: int | None) -> str:
-    """What each trial asks Ray for (sweeps/resources.py); with --trials-per-gpu and no
+    """What each trial asks Ray for (sweeps/running/resources.py); with --trials-per-gpu and no
     cpus_per_trial the CPUs depend on the cluster, which a dry run does not contact."""
     resources = trial_resources(spec.cpus_per_trial, trials_per_gpu, {})
     if trials_per_gpu is None:
@@ -320,7 +320,7 @@ def estimate_lines(first: TrialConfig, phases: list[Phase]) -> list[str]:
     shape = cost_model.model_shape(first)
     if shape is None:
         return [
-            f"Estimate: none for model {first.model} (not in sweeps/cost_model.py "
+            f"Estimate: none for model {first.model} (not in sweeps/planning/cost_model.py "
             "MODEL_SHAPES, not a local directory with a BERT-style config.json)"
         ]
     examples = training_examples(first)
@@ -351,7 +351,8 @@ def estimate_lines(first: TrialConfig, phases: list[Phase]) -> list[str]:
         "measured at mBERT-base dimensions by make bench), 2 x per evaluated token, plus the "
         "adjustment stage; tokens: examples x epochs x copies x typical length x padding "
         f"({cost_model.GROUPED_PADDING} length-grouped, {cost_model.RANDOM_PADDING} random); "
-        "evaluation sets at the hub's sizes. Sources: sweeps/cost_model.py; the step costs: "
+        "evaluation sets at the hub's sizes. Sources: sweeps/planning/cost_model.py; "
+        "the step costs: "
         "xlt_core/objectives/declarations.py.",
         "Peak memory: a formula, not measured: 16 bytes per parameter (fp32 weights, "
         "gradients, AdamW moments) + activations s*b*h*(34 + 5*a*s/h) bytes per layer "

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ray.tune import Callback
 
-from sweeps.interruption import TUNE_STOP_SIGNAL
-from sweeps.saved_state import drop_if_damaged, error_files_say_disk_full
+from sweeps.safety.interruption import TUNE_STOP_SIGNAL
+from sweeps.safety.saved_state import drop_if_damaged, error_files_say_disk_full
 
 
 class StopOnFullDisk(Callback):

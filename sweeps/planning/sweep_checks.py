@@ -1,7 +1,7 @@
 """The checks of a sweep's settings that need no data file, no network and no Ray: what
-`--dry-run` (sweeps/plan.py) and the sweep itself (sweeps/runner.check_sweep, which adds the
-files, languages and the model's depth) both refuse, so that a dry run never plans a sweep
-the real run refuses (an EAR x NER grid, say)."""
+`--dry-run` (sweeps/planning/plan.py) and the sweep itself (sweeps/running/runner.check_sweep,
+which adds the files, languages and the model's depth) both refuse, so that a dry run never
+plans a sweep the real run refuses (an EAR x NER grid, say)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_aligner, check_supported
 
-SEARCH = "search"  # sweeps/search.py's PHASE_SEARCH (that module loads torch)
+SEARCH = "search"  # sweeps/running/search.py's PHASE_SEARCH (that module loads torch)
 
 
 def check_settings(
@@ -29,7 +29,7 @@ def check_settings(
         check_supported(config)
         check_aligner(config)
     if spec.strategy == SEARCH:
-        from sweeps import search
+        from sweeps.running import search
 
         search.search_ranges(spec, fits)
         if not search.baseline_points(spec):

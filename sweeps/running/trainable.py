@@ -24,11 +24,11 @@ import ray
 from mlflow.tracking import MlflowClient
 from ray import tune
 
-from sweeps import tracking
-from sweeps.model_logging import save_mlflow_models
-from sweeps.run_context import inherited_source_tags, library_versions
-from sweeps.storage_checks import full_disk_error, log_disk_full_quietly
-from sweeps.trial_request import TrialRequest
+from sweeps.records import tracking
+from sweeps.records.model_logging import save_mlflow_models
+from sweeps.records.run_context import inherited_source_tags, library_versions
+from sweeps.running.trial_request import TrialRequest
+from sweeps.safety.storage_checks import full_disk_error, log_disk_full_quietly
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError, TrainingDiverged
 from xlt_core.temp_folders import owned_temporary_directory
@@ -135,7 +135,7 @@ def run_tracked_trial(
 ) -> None:
     """Entry point Ray calls with one trial: its `space` (a `TrialRequest`, which Tune writes
     to disk); apart from it, where to track and the server's `credentials` (MLflow's
-    variables: sweeps/runner.py `SweepPhases._trainable`)."""
+    variables: sweeps/running/runner.py `SweepPhases._trainable`)."""
     configure_from_environment()  # the driver's -v/-q; Ray forwards the worker's stdout
     log_disk_full_quietly()  # MLflow's traceback of a full SQLite store: one line
     request = TrialRequest.from_space(space)

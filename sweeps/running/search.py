@@ -15,8 +15,8 @@ import math
 from typing import Callable, Mapping
 
 from sweeps.experiment import SweepSpec
-from sweeps.spaces import SEARCH_RANGES
-from sweeps.trial_request import TrialRequest
+from sweeps.planning.spaces import SEARCH_RANGES
+from sweeps.running.trial_request import TrialRequest
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_resources
@@ -83,7 +83,7 @@ def search_ranges(
             raise ConfigError(
                 "--strategy",
                 "search",
-                "a method with search ranges in sweeps/spaces.py SEARCH_RANGES "
+                "a method with search ranges in sweeps/planning/spaces.py SEARCH_RANGES "
                 f"({', '.join(sorted(SEARCH_RANGES))}); {method} has none",
             )
         ranges[method] = {}
@@ -157,7 +157,7 @@ def record_study(
     Returns the number of trials written."""
     import optuna
 
-    from sweeps.trainable import FAILURE, TRIAL_COMPLETE
+    from sweeps.running.trainable import FAILURE, TRIAL_COMPLETE
 
     if study_name in optuna.get_all_study_names(storage):
         optuna.delete_study(study_name=study_name, storage=storage)
@@ -214,7 +214,7 @@ def top_configurations(results, k: int) -> list[dict]:
     by their selected model's English dev accuracy (the curve's final value); trials ASHA
     stopped follow by the best dev accuracy they reached. Failed trials never qualify. A
     configuration run with several seeds (`search_seeds`) ranks on its mean over them."""
-    from sweeps.trainable import FAILURE, TRIAL_COMPLETE
+    from sweeps.running.trainable import FAILURE, TRIAL_COMPLETE
 
     ranked = []
     for result in results:

@@ -4,8 +4,8 @@ so in one line (exit 1) instead of failing in the report on every `--resume`."""
 
 from __future__ import annotations
 
-from sweeps.search import baseline_points
-from sweeps.trial_request import TrialRequest
+from sweeps.running.search import baseline_points
+from sweeps.running.trial_request import TrialRequest
 
 # On a parent whose baseline trials failed on an error (not a diverged loss): `--resume`
 # restores its phases with their errored trials resumed, so those run again.

@@ -17,8 +17,8 @@ from pathlib import Path
 import yaml
 
 from sweeps.experiment import SWEEP_SETTINGS, SweepSpec, experiment_spec
-from sweeps.spaces import hyperparameter_names
-from sweeps.sweep_values import SHARED_TRIAL_SETTINGS, Rule, is_whole, sweep_value
+from sweeps.planning.spaces import hyperparameter_names
+from sweeps.planning.sweep_values import SHARED_TRIAL_SETTINGS, Rule, is_whole, sweep_value
 from xlt_core.config import coerce_setting
 from xlt_core.errors import ConfigError
 
@@ -94,7 +94,7 @@ def _document(text: str, source: str) -> dict:
 def load_sweep(text: str, source: str, script: types.ModuleType) -> SweepSpec:
     """The sweep a file describes, for the script running it; raises ConfigError naming the
     file (`source`) and the key when the file is not a sweep file of this script or a value
-    breaks the rules `--set` applies (sweeps/sweep_values.py) or a trial's."""
+    breaks the rules `--set` applies (sweeps/planning/sweep_values.py) or a trial's."""
     document = _document(text, source)
     name = Path(script.__file__).stem
     if document["script"] != name:

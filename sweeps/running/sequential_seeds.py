@@ -71,8 +71,8 @@ def round_statistics(client, parent_run_id: str, spec: SweepSpec, keys) -> tuple
 
 
 def run_seed_rounds(phases) -> list:
-    """Run the rounds on `phases` (`sweeps.runner.SweepPhases`); the results of every round's
-    trials. The decisions go on the parent run (SEQUENTIAL_TAG)."""
+    """Run the rounds on `phases` (`sweeps.running.runner.SweepPhases`); the results of every
+    round's trials. The decisions go on the parent run (SEQUENTIAL_TAG)."""
     from analysis.sequential import CONTINUE, SequentialDesign, adjusted_p_value, decide
 
     spec = phases.spec

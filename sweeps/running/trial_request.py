@@ -65,7 +65,7 @@ class TrialRequest:
     ) -> dict[str, Any]:
         """Tune's `param_space`: one trial per point x seed when `points` and `seeds` are
         given (grid searches); without `points` the searcher samples the point (named
-        `point/<name>`: sweeps/search.py DefineByRun), and with `search_seeds` Tune's
+        `point/<name>`: sweeps/running/search.py DefineByRun), and with `search_seeds` Tune's
         Repeater runs it once per seed."""
         from ray import tune
 

@@ -1,4 +1,4 @@
-"""What one trial costs, estimated before any GPU is spent (`--dry-run`, `sweeps/plan.py`):
+"""What one trial costs, estimated before any GPU is spent (`--dry-run`, `sweeps/planning/plan.py`):
 training tokens, FLOPs, GPU-hours at an assumed throughput, and peak training memory.
 
 Everything that is not counted from the trial's settings is a constant below with its

@@ -1,5 +1,5 @@
 """The rules for a sweep's settings, one set for both ways of giving them: `--set KEY=VALUE`
-and the flags (text, sweeps/cli.py) and a sweep file (YAML's values, sweeps/sweep_file.py).
+and the flags (text, sweeps/cli.py) and a sweep file (YAML's values, sweeps/planning/sweep_file.py).
 Text is first read as the setting's type; a file's value must already have it (`seeds: "12"`
 is not a list of seeds). A bad value is refused naming the setting, the value and what is
 allowed, before anything runs."""
