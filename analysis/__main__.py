@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mlflow.exceptions import MlflowException
 
-from analysis.collect import PROGRESS_BAR_VARIABLE, connect, find_parent_run
+from analysis.collect import PROGRESS_BAR_VARIABLE, connect, find_parent_run, sweep_parent
 from analysis.compare import compare_sweeps, experiment_names
 from analysis.completeness import is_complete
 from analysis.report import print_summary, report_sweep
@@ -174,7 +174,9 @@ def _check_writable(args) -> None:
     problem = sqlite_write_problem(path)
     if problem is None:
         return
-    parent = find_parent_run(connect(args.tracking_uri), args.experiment, args.parent_run)
+    parent = sweep_parent(
+        find_parent_run(connect(args.tracking_uri), args.experiment, args.parent_run)
+    )
     if is_complete(parent):
         raise ValueError(
             f"the MLflow database {path} cannot be written ({problem}): the report of a "

@@ -24,6 +24,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from mlflow.store.artifact.local_artifact_repo import LocalArtifactRepository
 
+from analysis.sweep_parent import SweepParent
 from xlt_schema import (
     ADAPTATION_TAG,
     CONFIG_KEY_TAG,
@@ -256,6 +257,18 @@ def find_parent_run(
     raise AnalysisError(
         f"none of the {len(parents)} parent runs in experiment "
         f"{experiment_name!r} has a finished trial run"
+    )
+
+
+def sweep_parent(run: Run) -> SweepParent:
+    """The parent run ``run`` as the plain data the analysis computes on."""
+    return SweepParent(
+        run_id=run.info.run_id,
+        experiment_id=run.info.experiment_id,
+        status=run.info.status,
+        end_time=run.info.end_time,
+        params=dict(run.data.params),
+        tags=dict(run.data.tags),
     )
 
 

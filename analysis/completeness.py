@@ -4,58 +4,58 @@ leaves such sweeps out unless asked (``--include-incomplete``)."""
 
 import pandas as pd
 from mlflow import MlflowClient
-from mlflow.entities import Run
 
-from analysis.collect import AnalysisError, collect_trials, find_parent_run
+from analysis.collect import AnalysisError, collect_trials, find_parent_run, sweep_parent
+from analysis.sweep_parent import SweepParent
 from xlt_schema import COMPLETE_TAG, INTERRUPTED, PARENT_ROLE, ROLE_TAG, RUN_STATUS_TAG
 
 PLANNED_PARAM = "n_trials"  # the parent's param of a grid sweep: configurations x seeds
 
 
-def is_complete(parent: Run) -> bool:
+def is_complete(parent: SweepParent) -> bool:
     """Every trial of the sweep ended: tag ``xlt.complete=true``, or a FINISHED parent
     without it (a sweep older than the tag); never a parent tagged interrupted."""
-    tags = parent.data.tags
+    tags = parent.tags
     if tags.get(RUN_STATUS_TAG) == INTERRUPTED:
         return False
-    return tags.get(COMPLETE_TAG) == "true" or parent.info.status == "FINISHED"
+    return tags.get(COMPLETE_TAG) == "true" or parent.status == "FINISHED"
 
 
-def incomplete_note(parent: Run, finished: int) -> str:
+def incomplete_note(parent: SweepParent, finished: int) -> str:
     """``incomplete: N of M trials`` (M: the trials planned, where the parent records them)
     and the parent's state; "" for a complete sweep."""
     if is_complete(parent):
         return ""
-    planned = parent.data.params.get(PLANNED_PARAM)
+    planned = parent.params.get(PLANNED_PARAM)
     of = f" of {planned}" if planned else " (the number planned is not recorded)"
     state = (
-        "interrupted"
-        if parent.data.tags.get(RUN_STATUS_TAG) == INTERRUPTED
-        else parent.info.status.lower()
+        "interrupted" if parent.tags.get(RUN_STATUS_TAG) == INTERRUPTED else parent.status.lower()
     )
     return f"incomplete: {finished}{of} trials finished (parent run {state})"
 
 
-def newest_complete_sweep(client: MlflowClient, experiment: str) -> tuple[Run, pd.DataFrame]:
+def newest_complete_sweep(
+    client: MlflowClient, experiment: str
+) -> tuple[SweepParent, pd.DataFrame]:
     """The newest complete parent run of ``experiment`` with finished trials, and its trials
     (:func:`analysis.collect.collect_trials`)."""
-    newest = find_parent_run(client, experiment)
+    newest = sweep_parent(find_parent_run(client, experiment))
     if is_complete(newest):
-        return newest, collect_trials(client, newest.info.run_id)
+        return newest, collect_trials(client, newest.run_id)
     parents = client.search_runs(
-        [newest.info.experiment_id],
+        [newest.experiment_id],
         f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}'",
         order_by=["attributes.start_time DESC"],
         max_results=50000,
     )
-    for parent in filter(is_complete, parents):
+    for parent in filter(is_complete, map(sweep_parent, parents)):
         try:
-            return parent, collect_trials(client, parent.info.run_id)
+            return parent, collect_trials(client, parent.run_id)
         except AnalysisError:  # no finished trial: as find_parent_run, look further back
             continue
     raise AnalysisError(
         f"experiment {experiment!r} has no complete sweep with finished trials; its newest, "
-        f"parent run {newest.info.run_id}, is "
-        f"{incomplete_note(newest, len(collect_trials(client, newest.info.run_id)))} "
+        f"parent run {newest.run_id}, is "
+        f"{incomplete_note(newest, len(collect_trials(client, newest.run_id)))} "
         "(--include-incomplete compares it)"
     )

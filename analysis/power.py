@@ -40,6 +40,7 @@ sees the run-level term, so it too rejects more than alpha when either varies.
 import dataclasses
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -53,6 +54,9 @@ from analysis.stats import (
     mean_squares,
 )
 from analysis.tables import markdown_table
+
+if TYPE_CHECKING:
+    from analysis.sweep_records import PilotSweep
 
 # The tables read a sweep from MLflow (analysis.collect, analysis.select); those imports wait
 # for them, so that the pure functions load without MLflow (a sweep's dry run, the runner's
@@ -503,23 +507,27 @@ def pilot_lines(
     tracking_uri: str, pilot: str, seeds: int, target_points: float | None = None
 ) -> list[str]:
     """A dry run's power statement for a sweep of ``seeds`` seeds, from the newest finished
-    sweep of experiment ``pilot`` on ``tracking_uri`` (read only)."""
-    from analysis.collect import ExampleScores, collect_trials, connect, find_parent_run
+    sweep of experiment ``pilot`` on ``tracking_uri`` (read only, by the reading layer)."""
+    from analysis.sweep_records import read_pilot_sweep
+
+    return pilot_power_lines(read_pilot_sweep(tracking_uri, pilot), seeds, target_points)
+
+
+def pilot_power_lines(
+    pilot: "PilotSweep", seeds: int, target_points: float | None = None
+) -> list[str]:
+    """:func:`pilot_lines` on the pilot sweep as the reading layer read it."""
     from analysis.select import SIGNIFICANCE_LEVEL, baseline_config_key, default_selection_metric
 
-    client = connect(tracking_uri)
-    parent = find_parent_run(client, pilot)
-    trials = collect_trials(client, parent.info.run_id)
-    params = parent.data.params
-    test = DEFAULT_TEST
-    metric = params.get("selection_metric") or default_selection_metric(trials)
+    trials, test = pilot.trials, DEFAULT_TEST
+    metric = pilot.parent.params.get("selection_metric") or default_selection_metric(trials)
     target = target_points / 100 if target_points is not None else None
     header = (
-        f"Power for {seeds} seeds, from pilot sweep {pilot} (parent run "
-        f"{parent.info.run_id}, {trials['seed'].nunique()} seeds run there):"
+        f"Power for {seeds} seeds, from pilot sweep {pilot.experiment} (parent run "
+        f"{pilot.parent.run_id}, {trials['seed'].nunique()} seeds run there):"
     )
     table = power_table(
-        ExampleScores(client),
+        pilot.scores,
         trials,
         baseline_config_key(trials),
         metric,

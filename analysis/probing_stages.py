@@ -9,12 +9,12 @@ the same unrelated partners, so the panels differ only by the encoder.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from analysis.collect import probing_distances
 from xlt_schema import PROBING_STATES
 
 PROBING_PLOT = "probing_stages.png"
@@ -27,6 +27,15 @@ STATE_ADAPTATION = {
     "adjusted_finetuned": "adjusted",
     "adjusted_continual": "adjusted_continual",
 }
+
+
+@dataclass(frozen=True)
+class ProbingStages:
+    """One seed's probing distances per model state, as read by
+    :func:`analysis.sweep_records.read_probing_stages`."""
+
+    seed: int
+    distances: dict[str, dict]  # state -> {"related": [...], "unrelated": [...]}
 
 
 def stage_runs(trials: pd.DataFrame, baseline_method: str = "finetune") -> tuple[int, dict]:
@@ -83,21 +92,10 @@ def plot_probing_stages(distances: dict[str, dict], path: Path, title: str) -> s
     return str(path)
 
 
-def probing_stages_figure(client, trials: pd.DataFrame, out: Path) -> list[str]:
+def probing_stages_figure(stages: ProbingStages | None, out: Path) -> list[str]:
     """The side-by-side figure of an adjustment sweep whose trials logged their probing
-    distances (`PROBING_PLOT` in `out`); no figure (an empty list) for any other sweep."""
-    if set(trials["adaptation"]) <= {"none"}:
+    distances (`PROBING_PLOT` in `out`); no figure (an empty list) without them."""
+    if stages is None:
         return []
-    try:
-        seed, runs = stage_runs(trials)
-    except ValueError:
-        return []
-    distances = {
-        state: found
-        for state, run_id in runs.items()
-        if (found := probing_distances(client, run_id, state)) is not None
-    }
-    if len(distances) < 2:
-        return []
-    title = f"Related / unrelated word-pair L2 distances by model state (seed {seed})"
-    return [plot_probing_stages(distances, out / PROBING_PLOT, title)]
+    title = f"Related / unrelated word-pair L2 distances by model state (seed {stages.seed})"
+    return [plot_probing_stages(stages.distances, out / PROBING_PLOT, title)]

@@ -24,6 +24,7 @@ from analysis.model_registry import (
 from analysis.seed_summary import seed_summary_metrics
 from analysis.select import TEST_SPLIT
 from analysis.sweep_analysis import SweepAnalysis
+from analysis.sweep_records import read_probing_stages
 from xlt_schema import COMPLETE_TAG
 
 REPORT_ARTIFACT_DIR = "report"
@@ -61,11 +62,13 @@ def report_directory(out_dir: str | None) -> Path:
 
 
 def draw_plots(client: MlflowClient, analysis: SweepAnalysis, out: Path) -> tuple[str, ...]:
-    """Every plot the sweep has data for, in ``out``."""
+    """Every plot the sweep has data for, in ``out`` (the probing distances read here, only
+    when plots are drawn)."""
     # matplotlib is imported only by a report that draws.
     from analysis.report_plots import draw_report_plots
 
-    return tuple(draw_report_plots(client, analysis, out))
+    probing = read_probing_stages(client, analysis.trials)
+    return tuple(draw_report_plots(analysis, out, probing))
 
 
 def register_selection(
@@ -82,7 +85,7 @@ def register_selection(
             if analysis.incomplete
             else "the sweep has sanity warnings (above); to register it anyway run "
             f"`python -m analysis report --experiment {analysis.experiment} --parent-run "
-            f"{parent.info.run_id} --register-anyway`"
+            f"{parent.run_id} --register-anyway`"
         )
         return Registration(
             run_id=champion,
@@ -97,13 +100,13 @@ def register_selection(
         champion,
         model_name,
         SweepStamp(
-            parent_run_id=parent.info.run_id,
-            end_time=parent.info.end_time or 0,
-            complete=parent.data.tags.get(COMPLETE_TAG) == "true",
+            parent_run_id=parent.run_id,
+            end_time=parent.end_time or 0,
+            complete=parent.tags.get(COMPLETE_TAG) == "true",
         ),
         CHAMPION_ALIAS,
         description=f"{selection.config_label}, selected by {selection.metric} "
-        f"(sweep parent run {parent.info.run_id})",
+        f"(sweep parent run {parent.run_id})",
         metric=selection.metric,
         allow_worse=register_anyway,
     )
@@ -123,8 +126,8 @@ def publish_report(
     if not analysis.incomplete:
         log_summary(
             client,
-            parent.info.run_id,
-            parent.info.experiment_id,
+            parent.run_id,
+            parent.experiment_id,
             summary_metrics(analysis.selection, analysis.baseline_mean, evaluation, TEST_SPLIT),
             summary_tags(
                 analysis.selection, analysis.verdict, evaluation, TEST_SPLIT, analysis.warnings
@@ -137,7 +140,7 @@ def publish_report(
     files = [*(out / name for name in written), *map(Path, plots)]
     logged = [] if analysis.incomplete else files  # a sweep still running is only read
     for path in logged:
-        client.log_artifact(parent.info.run_id, str(path), artifact_path=REPORT_ARTIFACT_DIR)
+        client.log_artifact(parent.run_id, str(path), artifact_path=REPORT_ARTIFACT_DIR)
     return files, logged
 
 
@@ -149,4 +152,4 @@ def _log_seed_summary(client: MlflowClient, analysis: SweepAnalysis) -> None:
     entries = [Metric(key, value, now, 0) for key, value in metrics.items()]
     for start in range(0, len(entries), MAX_METRICS_PER_BATCH):
         batch = entries[start : start + MAX_METRICS_PER_BATCH]
-        client.log_batch(analysis.parent.info.run_id, metrics=batch)
+        client.log_batch(analysis.parent.run_id, metrics=batch)

@@ -91,12 +91,12 @@ def render_markdown(analysis: SweepAnalysis, publication: Publication) -> str:
         plots = publication.plots
         lines += ["## Plots", "", *(f"![{Path(path).stem}]({Path(path).name})" for path in plots)]
     lines += ["", *_registration_section(publication.registration)]
-    if analysis.parent.data.params:
+    if analysis.parent.params:
         lines += [
             "",
             "## Sweep settings",
             "",
-            *(f"- {name}: {value}" for name, value in sorted(analysis.parent.data.params.items())),
+            *(f"- {name}: {value}" for name, value in sorted(analysis.parent.params.items())),
         ]
     return "\n".join(lines) + "\n"
 
@@ -106,7 +106,7 @@ def _opening(analysis: SweepAnalysis, publication: Publication) -> list[str]:
     the warnings and verdict."""
     reference = analysis.reference_label
     lines = [
-        f"# Sweep report: {analysis.experiment}, parent run `{analysis.parent.info.run_id}`",
+        f"# Sweep report: {analysis.experiment}, parent run `{analysis.parent.run_id}`",
         "",
         f"Finished trials: {len(analysis.trials)}; baseline: method "
         f"`{analysis.baseline_method}`, adaptation `{NO_ADAPTATION}`; "
@@ -394,7 +394,7 @@ def render_json(analysis: SweepAnalysis, registration: Registration | None) -> s
     (strict JSON)."""
     payload = {
         "experiment": analysis.experiment,
-        "parent_run_id": analysis.parent.info.run_id,
+        "parent_run_id": analysis.parent.run_id,
         **asdict(analysis.selection),
         "baseline_method": analysis.baseline_method,
         "significance_test": analysis.test,

@@ -115,7 +115,7 @@ def report_sweep(
         registration = register_selection(
             client, analysis, model_name or experiment, register_anyway
         )
-    experiment_id = analysis.parent.info.experiment_id
+    experiment_id = analysis.parent.experiment_id
     publication = Publication(
         plots, registration, ui_address(tracking_uri, experiment_id), ui_command(tracking_uri)
     )
@@ -134,7 +134,7 @@ def _sweep_report(
     """What :func:`report_sweep` returns, from the steps' results."""
     markdown_path, latex_path, json_path = files[:3]
     return SweepReport(
-        parent_run_id=analysis.parent.info.run_id,
+        parent_run_id=analysis.parent.run_id,
         selection=analysis.selection,
         markdown_path=str(markdown_path),
         json_path=str(json_path),

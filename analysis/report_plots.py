@@ -29,7 +29,7 @@ from analysis.plots import (
     plot_response_per_language,
     plot_transfer_heatmap,
 )
-from analysis.probing_stages import probing_stages_figure
+from analysis.probing_stages import ProbingStages, probing_stages_figure
 from analysis.reproduction import BASELINE_ROLE, SELECTED_ROLE
 from analysis.select import TEST_SPLIT
 from analysis.sweep_analysis import SweepAnalysis
@@ -136,8 +136,12 @@ def distance_plots(out: Path, analysis: SweepAnalysis) -> list[str]:
     return paths
 
 
-def draw_report_plots(client, analysis: SweepAnalysis, out: Path) -> list[str]:
-    """Every plot this sweep has data for, drawn into ``out``; returns the files written."""
+def draw_report_plots(
+    analysis: SweepAnalysis, out: Path, probing: ProbingStages | None = None
+) -> list[str]:
+    """Every plot this sweep has data for, drawn into ``out`` (``probing``: the distances of
+    an adjustment sweep's model states, when its trials logged them); returns the files
+    written."""
     selection = analysis.selection
     paths = [
         plot_gains(
@@ -161,7 +165,7 @@ def draw_report_plots(client, analysis: SweepAnalysis, out: Path) -> list[str]:
     paths += response_plots(out, analysis.trials, selection.metric, analysis.baseline_key)
     paths += language_response_plot(out, analysis.trials, metric)
     paths += distance_plots(out, analysis)
-    paths += probing_stages_figure(client, analysis.trials, out)
+    paths += probing_stages_figure(probing, out)
     return paths + published_grid_plots(analysis.reproduction, out)
 
 

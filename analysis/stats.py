@@ -31,6 +31,11 @@ path when its items take at most :data:`GROUPED_MAX_VALUES` distinct values and 
 are at least 8 items per value (for fewer, drawing per item is as cheap); continuous
 scores (F1, reciprocal rank) take the general path. The two paths use different random
 streams, so their p-values agree within Monte Carlo error, not digit for digit.
+
+Every fast path (the batched t-test, the count-matrix bootstrap, the matrix of swaps, the
+grouped draws, the closed-form mean squares, the corrections' running extrema) has a plain
+reference in :mod:`analysis.stats_reference` (a loop per resample, iteration or cell) that
+the tests check it against.
 """
 
 import warnings
@@ -58,7 +63,10 @@ DEFAULT_RESAMPLES = 1000
 _BLOCK_ENTRIES = 4_000_000
 # Resampled statistics within this relative distance of the observed one count as
 # reaching it: exact ties of discrete data must not be lost to float rounding.
-_TIE_TOLERANCE = 1e-9
+TIE_TOLERANCE = 1e-9
+# A resampled mean within this distance of 0 (relative to the observed mean, when above 1)
+# counts as 0 on both sides of the bootstrap interval's p-value, for the same reason.
+ZERO_TOLERANCE = 1e-12
 # Grouped resampling (see the module notes on the two paths): taken for a comparison whose
 # resampled items take at most GROUPED_MAX_VALUES distinct values, and at most one per
 # _GROUPED_ITEMS_PER_VALUE items (fewer items draw per item as fast). Items equal to
@@ -182,7 +190,7 @@ def _two_sided_p(resampled: np.ndarray, observed: np.ndarray) -> np.ndarray:
     The +1 counts the observed data as one of the resamples, so p is never 0 (Davison &
     Hinkley 1997, eq. 4.11).
     """
-    threshold = np.abs(observed)[:, None] * (1 - _TIE_TOLERANCE)
+    threshold = np.abs(observed)[:, None] * (1 - TIE_TOLERANCE)
     reached = np.count_nonzero(np.abs(resampled) >= threshold, axis=1)
     return (1 + reached) / (resampled.shape[1] + 1)
 
@@ -463,7 +471,7 @@ def bootstrap_ci_batch(
     )
     resampled = mean[:, None] + _bootstrap_moments(differences, n_resamples, seed, False)[0]
     low, high = _percentile_interval(resampled, level)
-    tolerance = 1e-12 * np.maximum(1.0, np.abs(mean))[:, None]
+    tolerance = ZERO_TOLERANCE * np.maximum(1.0, np.abs(mean))[:, None]
     at_or_below = np.count_nonzero(resampled <= tolerance, axis=1)
     at_or_above = np.count_nonzero(resampled >= -tolerance, axis=1)
     p_value = np.minimum(1.0, 2 * (1 + np.minimum(at_or_below, at_or_above)) / (n_resamples + 1))

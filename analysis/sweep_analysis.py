@@ -54,7 +54,8 @@ from analysis.select import (
 )
 from analysis.sequential import sequential_section
 from analysis.stats import DEFAULT_TEST, SIGNIFICANCE_TESTS
-from analysis.sweep_records import ParentRun, SweepRecords
+from analysis.sweep_parent import SweepParent
+from analysis.sweep_records import SweepRecords
 from analysis.tables import Table
 from analysis.verdict import (
     BASELINE_ONLY,
@@ -87,7 +88,7 @@ class SweepAnalysis:
     """Everything a sweep's report says, computed."""
 
     experiment: str
-    parent: ParentRun
+    parent: SweepParent
     trials: pd.DataFrame
     seed_means: pd.DataFrame  # aggregate_over_seeds of the trials' tidy metrics
     test: str  # the significance test, one of SIGNIFICANCE_TESTS
@@ -125,7 +126,7 @@ def analyse_sweep(records: SweepRecords, options: ReportOptions) -> SweepAnalysi
     parent, trials, scores = records.parent, records.trials, records.scores
     test = significance_test_of(parent, options.significance_test)
     # A sweep without English dev queries (retrieval) names its own in the parent's params.
-    metric = options.selection_metric or parent.data.params.get("selection_metric")
+    metric = options.selection_metric or parent.params.get("selection_metric")
     selection = select_best(
         trials, metric or default_selection_metric(trials), options.baseline_method
     )
@@ -164,7 +165,7 @@ def analyse_sweep(records: SweepRecords, options: ReportOptions) -> SweepAnalysi
         comparisons=comparisons,
         marks=marks,
         power=tuple(power),
-        sequential=tuple(sequential_section(parent.data.tags)),
+        sequential=tuple(sequential_section(parent.tags)),
         departures=records.departures,
         verdict=verdict,
         baseline_mean=baseline_mean,
@@ -176,7 +177,7 @@ def analyse_sweep(records: SweepRecords, options: ReportOptions) -> SweepAnalysi
             records, selection, baseline_key, comparisons, test, options.baseline_method
         ),
         **_against_papers(
-            trials, parent.data.params, marks, keys, options.paper_results, selection.metric
+            trials, parent.params, marks, keys, options.paper_results, selection.metric
         ),
     )
 
@@ -253,14 +254,14 @@ def _tests_against_baseline(
     return comparisons, marks
 
 
-def significance_test_of(parent: ParentRun, override: str | None) -> str:
+def significance_test_of(parent: SweepParent, override: str | None) -> str:
     """``override``, else the seed-aware default: the parent run's ``significance_test``
     param names the paper's seed-averaged test, which stays selectable by name but no
     longer decides (docs/statistics.md)."""
     test = override or DEFAULT_TEST
     if test not in SIGNIFICANCE_TESTS:
         raise ValueError(
-            f"significance_test={test!r} (parent run {parent.info.run_id}) is not "
+            f"significance_test={test!r} (parent run {parent.run_id}) is not "
             f"one of {', '.join(SIGNIFICANCE_TESTS)}"
         )
     return test

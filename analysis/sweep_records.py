@@ -1,24 +1,29 @@
 """The read step of a report and of a comparison: everything they take from the tracking
 server about one sweep, read before anything is computed (:mod:`analysis.sweep_analysis`
 and :mod:`analysis.compare` read nothing themselves but the per-example scores, through
-:class:`~analysis.collect.ExampleScores`)."""
+:class:`~analysis.collect.ExampleScores`). The parent run is read once, into plain data
+(:class:`~analysis.sweep_parent.SweepParent`)."""
 
 from dataclasses import dataclass
 
 import pandas as pd
 from mlflow import MlflowClient
-from mlflow.entities import Run
 
 from analysis.collect import (
     ExampleScores,
     collect_trials,
+    connect,
     find_parent_run,
     finished_trial_runs,
+    probing_distances,
+    sweep_parent,
     trials_table,
 )
 from analysis.completeness import incomplete_note, newest_complete_sweep
 from analysis.departures import read_departures
+from analysis.probing_stages import ProbingStages, stage_runs
 from analysis.sanity import LOSS_CURVE, TrainingRecords
+from analysis.sweep_parent import SweepParent
 from xlt_schema import (
     CONFIG_LABEL_TAG,
     DIVERGED_FAILURE,
@@ -30,17 +35,13 @@ from xlt_schema import (
     TRIAL_ROLE,
 )
 
-# A sweep's parent run as the tracking server gives it: what the modules that compute on
-# it name as its type, so that only this reading layer imports mlflow.
-ParentRun = Run
-
 
 @dataclass(frozen=True)
 class SweepRecords:
     """One sweep as its report reads it."""
 
     experiment: str
-    parent: Run
+    parent: SweepParent
     trials: pd.DataFrame  # analysis.collect.collect_trials: one row per finished trial
     scores: ExampleScores  # the trials' per-example artifacts, read when first asked
     departures: dict | None  # a paper preset's departures, as logged (analysis/departures.py)
@@ -52,8 +53,9 @@ def read_sweep(
 ) -> SweepRecords:
     """The sweep of ``parent_run_id`` (without it: the newest parent run with finished
     trials) in ``experiment``."""
-    parent = find_parent_run(client, experiment, parent_run_id)
-    runs = finished_trial_runs(client, parent.info.run_id)
+    parent_run = find_parent_run(client, experiment, parent_run_id)
+    parent = sweep_parent(parent_run)
+    runs = finished_trial_runs(client, parent.run_id)
     trials = trials_table(runs)
     # The search's artifact locations: no get_run per trial when its scores are read.
     artifact_uris = {run.info.run_id: run.info.artifact_uri for run in runs}
@@ -62,22 +64,22 @@ def read_sweep(
         parent=parent,
         trials=trials,
         scores=ExampleScores(client, artifact_uris),
-        departures=read_departures(client, parent),
+        departures=read_departures(client, parent_run),
         training=read_training_records(client, trials, parent),
     )
 
 
-def diverged_configs(client: MlflowClient, parent: Run) -> dict[str, list[str]]:
+def diverged_configs(client: MlflowClient, parent: SweepParent) -> dict[str, list[str]]:
     """config label -> the seeds of its trial runs (of the reported phase) that failed
     because their loss diverged."""
     filter_string = (
-        f"tags.`{PARENT_RUN_TAG}` = '{parent.info.run_id}' and tags.`{ROLE_TAG}` = "
+        f"tags.`{PARENT_RUN_TAG}` = '{parent.run_id}' and tags.`{ROLE_TAG}` = "
         f"'{TRIAL_ROLE}' and attributes.status = 'FAILED'"
     )
-    phase = parent.data.tags.get(REPORT_PHASE_TAG)
+    phase = parent.tags.get(REPORT_PHASE_TAG)
     if phase:
         filter_string += f" and tags.`{PHASE_TAG}` = '{phase}'"
-    runs = client.search_runs([parent.info.experiment_id], filter_string, max_results=50000)
+    runs = client.search_runs([parent.experiment_id], filter_string, max_results=50000)
     found: dict[str, list[str]] = {}
     for run in runs:
         if run.data.tags.get(FAILURE_TAG, "").startswith(DIVERGED_FAILURE):
@@ -96,7 +98,7 @@ def loss_curves(client: MlflowClient, trials: pd.DataFrame) -> dict[str, list[fl
 
 
 def read_training_records(
-    client: MlflowClient, trials: pd.DataFrame, parent: Run | None = None
+    client: MlflowClient, trials: pd.DataFrame, parent: SweepParent | None = None
 ) -> TrainingRecords:
     """The diverged trials of ``parent`` (none without it) and the trials' loss curves."""
     return TrainingRecords(
@@ -121,10 +123,47 @@ def read_compared_sweep(
     """The newest complete parent run of ``experiment`` with finished trials (with
     ``include_incomplete``: its newest with finished trials) and its trials."""
     if include_incomplete:
-        parent = find_parent_run(client, experiment)
-        trials = collect_trials(client, parent.info.run_id)
+        parent = sweep_parent(find_parent_run(client, experiment))
+        trials = collect_trials(client, parent.run_id)
     else:
         parent, trials = newest_complete_sweep(client, experiment)
     note = incomplete_note(parent, len(trials))
     name = f"{experiment} ({note.split(' (')[0]})" if note else experiment
-    return ComparedSweep(name, parent.data.params, trials, ExampleScores(client))
+    return ComparedSweep(name, parent.params, trials, ExampleScores(client))
+
+
+def read_probing_stages(client: MlflowClient, trials: pd.DataFrame) -> ProbingStages | None:
+    """The probing distances of each model state of an adjustment sweep whose trials logged
+    them (:func:`analysis.probing_stages.stage_runs` picks the runs); None for any other
+    sweep, or when fewer than two states have distances."""
+    if set(trials["adaptation"]) <= {"none"}:
+        return None
+    try:
+        seed, runs = stage_runs(trials)
+    except ValueError:
+        return None
+    distances = {
+        state: found
+        for state, run_id in runs.items()
+        if (found := probing_distances(client, run_id, state)) is not None
+    }
+    return ProbingStages(seed, distances) if len(distances) >= 2 else None
+
+
+@dataclass(frozen=True)
+class PilotSweep:
+    """A finished sweep whose runs size another's seeds (:func:`analysis.power.pilot_lines`)."""
+
+    experiment: str
+    parent: SweepParent
+    trials: pd.DataFrame  # analysis.collect.collect_trials: one row per finished trial
+    scores: ExampleScores  # the trials' per-example artifacts, read when first asked
+
+
+def read_pilot_sweep(tracking_uri: str, experiment: str) -> PilotSweep:
+    """The newest parent run of ``experiment`` with finished trials, and its trials."""
+    client = connect(tracking_uri)
+    parent = sweep_parent(find_parent_run(client, experiment))
+    return PilotSweep(
+        experiment, parent, collect_trials(client, parent.run_id), ExampleScores(client)
+    )

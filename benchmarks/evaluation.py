@@ -1,6 +1,6 @@
 """Evaluation case: prediction throughput on a real XNLI test file, the former fixed batches
 (2 x batch_size rows, each padded to max_seq_length = 128) against the token-budget
-batches every task now predicts with (`tasks/pair_classification.py::predict`)."""
+batches every task now predicts with (`tasks/pair_encoding_and_scoring.py::predict`)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from benchmarks.workload import (
     xnli_workload,
 )
 from xlt_core.batching import pad_batch, rows
-from xlt_core.tasks.pair_classification import encode_pairs, predict
+from xlt_core.tasks.pair_encoding_and_scoring import encode_pairs, predict
 
 TARGET = (">=", 2.5)  # token-budget examples/s over fixed-128's
 REPEATS = 3  # timed passes over the file per scheme (the median is reported)

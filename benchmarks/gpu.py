@@ -6,7 +6,7 @@ the trials' bf16 autocast.
 - MFU of the fine-tuning, EAR and ADV steps on the trials' batch (batch_size = 32 rows about
   128 tokens wide), FLOPs counted as the `mfu` case counts them, with each step's peak GPU
   memory;
-- the evaluation's examples/s: `tasks.pair_classification.predict` over the XNLI test-en
+- the evaluation's examples/s: `tasks.pair_encoding_and_scoring.predict` over the XNLI test-en
   file (synthetic pairs where the shared data is absent) at the trials' token budget;
 - 1, 2 and 4 trials sharing the GPU as `--trials-per-gpu K` schedules them
   (`gpu_sharing.py`: Ray actors with fractional GPUs): examples/s summed, and the peak
@@ -28,7 +28,7 @@ from benchmarks.gpu_sharing import gpu_sharing
 from benchmarks.mfu import MATMUL_REPEATS, MATMUL_SIZES, matmul_rate, objective_steps
 from benchmarks.workload import median, use_all_cpus, xnli_test_pairs, xnli_workload
 from xlt_core.config import TrialConfig
-from xlt_core.tasks.pair_classification import encode_pairs, predict
+from xlt_core.tasks.pair_encoding_and_scoring import encode_pairs, predict
 
 METHODS = ("finetune", "ear", "adv")
 EVAL_REPEATS = 3

@@ -68,7 +68,7 @@ def build_stores(plans_by_name: dict[str, StorePlan], scratch: Path) -> dict[str
     """Every store, built in worker processes (forked after the trial path's imports, so
     each worker does not import torch again); name -> (URI, experiment, build seconds)."""
     import sweeps.running.trainable  # noqa: F401  (the builders' imports, once, before forking)
-    import xlt_core.tasks.pair_classification  # noqa: F401
+    import xlt_core.tasks.pair_encoding_and_scoring  # noqa: F401
     from sweeps.records.tracking import prepare_store
 
     # MLflow's tables made once (its migrations take seconds), copied into every store.

@@ -4,7 +4,7 @@ preset (`sweeps.experiment.experiment_spec`, `sweeps.records.tracking.start_pare
 card's departures), one child run per trial tagged by `sweeps.running.trainable.trial_tags`, its
 curve points, final metrics and per-example artifacts written and logged by
 `sweeps.records.tracking.write_trial_results` / `log_trial_results`, the payloads made by the
-task's own scorer (`pair_classification.score_predictions`). Only the numbers are drawn at
+task's own scorer (`pair_encoding_and_scoring.score_predictions`). Only the numbers are drawn at
 random (accuracies around a per-configuration mean), so the statistics have work to do.
 """
 
@@ -77,8 +77,8 @@ def parent_params(spec) -> dict:
 
 def evaluation_keys(config) -> list[tuple[str, str]]:
     """The (split, lang) sets a trial of `config` is evaluated on, as
-    `xlt_core.tasks.pair_evaluation.evaluation_sets` keys them (without loading data)."""
-    from xlt_core.tasks.pair_evaluation import REFERENCE_LANG, pair_language
+    `xlt_core.tasks.pair_evaluation_sets.evaluation_sets` keys them (without loading data)."""
+    from xlt_core.tasks.pair_evaluation_sets import REFERENCE_LANG, pair_language
 
     langs = list(config.test_langs)
     keys = [("dev", REFERENCE_LANG), *(("test", lang) for lang in langs)]
@@ -97,7 +97,7 @@ class ScoreMaker:
         self.examples, self.rng, self.labels = examples, np.random.default_rng(seed), {}
 
     def payload(self, key: tuple[str, str], accuracy: float) -> dict:
-        from xlt_core.tasks.pair_classification import score_predictions
+        from xlt_core.tasks.pair_encoding_and_scoring import score_predictions
 
         if key not in self.labels:
             self.labels[key] = self.rng.integers(0, 3, self.examples)

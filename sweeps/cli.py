@@ -17,6 +17,7 @@ from pathlib import Path
 
 from sweeps.experiment import PRESET_NAMES, SWEEP_SETTINGS, SweepSpec, experiment_spec
 from sweeps.planning import spaces
+from sweeps.planning.method_override import replace_method
 from sweeps.planning.sweep_file import logged_sweep, read_sweep_file, sweep_text
 from sweeps.planning.sweep_settings_help import sweep_settings_epilog
 from sweeps.planning.sweep_values import (
@@ -202,17 +203,34 @@ def _add_override_argument(parser: argparse.ArgumentParser) -> None:
         help="override a setting (repeatable). A hyperparameter "
         f"({', '.join(HYPERPARAMETER_NAMES)}) replaces that axis of the grid in the points "
         "whose method or adaptation has it; seeds=0,1,2 sets the seeds (seeds=auto: in rounds, "
-        "stopping decided or futile configurations early); method and "
-        "adaptation are fixed by the sweep script; anything else changes every trial",
+        "stopping decided or futile configurations early); method=NAME (smoke preset) puts "
+        "objective NAME in place of the compared ones, the baseline kept, its grid from its "
+        "declaration's search ranges and its --set hyperparameters; adaptation is fixed by the "
+        "sweep script; anything else changes every trial",
     )
 
 
 def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
     """Apply `--set` values: hyperparameters fix their grid axis, sweep settings change the
-    sweep, anything else changes every trial. Values are validated with the trials."""
+    sweep, anything else changes every trial; `method` replaces the compared objective, last,
+    so that its grid is checked against every other setting and its own hyperparameters fix
+    its axes. Values are validated with the trials."""
+    assignments = dict(assignments)
+    method = assignments.pop("method", None)
+    method_axes = {}
+    if method is not None:  # its hyperparameters fix its grid's axes, not the old points'
+        method_axes = {
+            key: assignments.pop(key) for key in list(assignments) if key in HYPERPARAMETER_NAMES
+        }
     for key, value in assignments.items():
         if key in SCRIPT_SETTINGS:
-            raise ConfigError(key, value, f"fixed by the sweep script ({_what_runs(spec)})")
+            raise ConfigError(
+                key,
+                value,
+                f"fixed by the sweep script ({_what_runs(spec)}): each point names its "
+                "adaptation, which the adjust_* sweeps compare; --set method=NAME replaces the "
+                "compared objective",
+            )
         if key == "seed":
             raise ConfigError("seed", value, "set the sweep's seeds with seeds=0,1,2")
         if key == "seeds" and value.strip() == "auto":
@@ -228,7 +246,7 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
             spec.base[key] = coerce_setting(key, value)
         else:
             raise ConfigError(key, value, f"unknown setting; --set accepts {', '.join(SETTABLE)}")
-    return spec
+    return spec if method is None else replace_method(spec, method, method_axes)
 
 
 def _what_runs(spec: SweepSpec) -> str:

@@ -71,6 +71,9 @@ class SweepSpec:
     # `--set seeds=auto`: the seeds added per round of sequential seeds (None: every seed
     # up front; sweeps/running/sequential_seeds.py).
     seed_rounds: tuple[int, ...] | None = None
+    # `--set method=NAME`: where the replaced method's points come from, for the dry run
+    # (sweeps/planning/method_override.py; a sweep file keeps the points themselves).
+    method_line: str | None = field(default=None, compare=False)
     # `configs()`: the (base, points) it was built from, as JSON, and the configurations.
     _configs: tuple[str, list[TrialConfig]] | None = field(
         default=None, init=False, repr=False, compare=False

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from xlt_core.config import HYPERPARAMETER_NAMES, TrialConfig, coerce_setting
+from xlt_core.config import HYPERPARAMETER_NAMES, coerce_setting, setting_names
 from xlt_core.errors import ConfigError
 
 CARDS_DIR = Path(__file__).parent / "papers"
@@ -38,7 +38,7 @@ PAPER_PRESET = "paper"
 SEEDS = "seeds"
 # Trial settings a card never fixes: the sweep script's points and the sweep's seeds do.
 NOT_ON_CARDS = ("method", "adaptation", "seed")
-CARD_SETTINGS = tuple(sorted({f.name for f in dataclasses.fields(TrialConfig)} - set(NOT_ON_CARDS)))
+CARD_SETTINGS = tuple(sorted(set(setting_names()) - set(NOT_ON_CARDS)))
 TOP_KEYS = (
     "paper",
     "citation",

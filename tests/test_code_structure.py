@@ -1,8 +1,9 @@
 """The code's structure over the project's packages (`PACKAGES`): the import graph has no
 circle, no module imports another module's private (`_name`) name, no function is longer
-than MAX_FUNCTION_LINES lines (declarative tables are module-level data, not functions),
-no analysis module outside its reading layer (`ANALYSIS_READING_LAYER`) imports mlflow, and
-no experiment script imports another (what scripts share lives in `sweeps/families/`).
+than MAX_FUNCTION_LINES lines (declarative tables are module-level data, not functions), no
+class longer than MAX_CLASS_LINES lines, no analysis module outside its reading layer
+(`ANALYSIS_READING_LAYER`) imports mlflow, and no experiment script imports another (what
+scripts share lives in `sweeps/families/`).
 
 Read from the source with `ast`, importing nothing of the project, so it runs without
 torch. Every `import` / `from ... import` statement counts, wherever it stands (a
@@ -17,6 +18,7 @@ from pathlib import Path
 
 PACKAGES = ("xlt_core", "xlt_schema", "sweeps", "analysis", "benchmarks")
 MAX_FUNCTION_LINES = 60
+MAX_CLASS_LINES = 150
 # The analysis modules that read or write the tracking store; the others (selection,
 # comparison, sanity, power, statistics ...) compute on frames and arrays, so they can be
 # called without a tracking server.
@@ -126,16 +128,27 @@ def private_imports(modules: dict[str, Path]) -> list[str]:
     ]
 
 
-def long_functions(modules: dict[str, Path], limit: int = MAX_FUNCTION_LINES) -> list[str]:
-    """`path:line name (n lines)` of each function or method longer than `limit` lines."""
+def long_definitions(modules: dict[str, Path], kinds: tuple, limit: int) -> list[str]:
+    """`path:line name (n lines)` of each definition of `kinds` (ast node types) longer than
+    `limit` lines, nested ones included."""
     found = []
     for path in modules.values():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if isinstance(node, kinds):
                 lines = node.end_lineno - node.lineno + 1
                 if lines > limit:
                     found.append(f"{path}:{node.lineno} {node.name} ({lines} lines)")
     return found
+
+
+def long_functions(modules: dict[str, Path], limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """Each function or method longer than `limit` lines (`long_definitions`)."""
+    return long_definitions(modules, (ast.FunctionDef, ast.AsyncFunctionDef), limit)
+
+
+def long_classes(modules: dict[str, Path], limit: int = MAX_CLASS_LINES) -> list[str]:
+    """Each class longer than `limit` lines (`long_definitions`)."""
+    return long_definitions(modules, (ast.ClassDef,), limit)
 
 
 def mlflow_imports(
@@ -232,6 +245,11 @@ def test_no_function_is_longer_than_the_limit():
     assert not found, f"functions over {MAX_FUNCTION_LINES} lines:\n" + "\n".join(found)
 
 
+def test_no_class_is_longer_than_the_limit():
+    found = long_classes(find_modules(project_root()))
+    assert not found, f"classes over {MAX_CLASS_LINES} lines:\n" + "\n".join(found)
+
+
 # --- the checker, on module trees written for it ---------------------------------------
 
 
@@ -269,6 +287,7 @@ def test_a_clean_tree_passes_every_check(tmp_path):
     assert circles(graph) == []
     assert private_imports(modules) == []
     assert long_functions(modules) == []
+    assert long_classes(modules) == []
     assert mlflow_imports(modules, "pkg", allowed=()) == []
     assert script_imports(modules) == []
 
@@ -363,6 +382,22 @@ def test_a_function_over_the_limit_is_found_and_one_at_the_limit_is_not(tmp_path
     )
     found = sorted(line.split(" ", 1)[1] for line in long_functions(modules))
     assert found == ["method (62 lines)", "sixty_one (61 lines)"]
+
+
+def test_a_class_over_the_limit_is_found_and_one_at_the_limit_is_not(tmp_path):
+    def class_of(name: str, lines: int) -> str:
+        return f"class {name}:\n" + "    x = 1\n" * (lines - 1)
+
+    modules = write_tree(
+        tmp_path,
+        CLEAN
+        | {
+            "pkg/classes.py": class_of("At", 150) + "\n\n" + class_of("Over", 151),
+            "pkg/nested.py": "def f():\n" + textwrap.indent(class_of("Inner", 152), "    "),
+        },
+    )
+    found = sorted(line.split(" ", 1)[1] for line in long_classes(modules))
+    assert found == ["Inner (152 lines)", "Over (151 lines)"]
 
 
 # Where a test module may live: beside the package it tests, end to end, or (project-wide

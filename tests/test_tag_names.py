@@ -10,6 +10,7 @@ from xlt_core.config import TrialConfig
 TAG_MODULES = (
     "xlt_schema",
     "sweeps.running.runner",
+    "sweeps.running.search_phases",
     "sweeps.records.tracking",
     "sweeps.running.trainable",
     "sweeps.records.run_context",

@@ -9,14 +9,13 @@ process may run on).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import gc
 import json
 import sys
 
 import torch
 
-from xlt_core.config import TrialConfig, parse_assignments
+from xlt_core.config import TrialConfig, parse_assignments, setting_names
 from xlt_core.cpus import torch_threads
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.reporting import ListReporter
@@ -57,10 +56,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         prog="python -m xlt_core",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=settings_epilog(
-            tuple(field.name for field in dataclasses.fields(TrialConfig)),
-            "settings (--set KEY=VALUE), with their defaults:",
-        ),
+        epilog=settings_epilog(setting_names(), "settings (--set KEY=VALUE), with their defaults:"),
     )
     parser.add_argument(
         "--set",

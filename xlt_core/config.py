@@ -56,17 +56,17 @@ def _hyperparameter_names() -> tuple[str, ...]:
 
 # Every setting that is some method's or adaptation's hyperparameter.
 HYPERPARAMETER_NAMES = registry.DerivedNames(_hyperparameter_names)
-# RS-DA as released trains on the m copies only; EAR-style keeps each original too.
-RS_DA_VARIANTS = ("released", "keep_originals")
-# The methods that perturb vectors in an L-inf ball, and where they may perturb them.
+# The methods that perturb vectors in an L-inf ball (at `perturbation_site`).
 PERTURBING_METHODS = registry.DerivedNames(
     lambda: tuple(name for name in METHODS if registry.objective(name).perturbs)
 )
-PERTURBATION_SITES = ("encoder_output", "word_embeddings")
 
 # Settings that describe the model's training, not the method: seeds of the same
 # configuration share everything but `seed`.
 NON_HYPERPARAMETERS = ("seed",)
+# The objectives' settings are listed (`--help`, `to_dict`) after this field, where they
+# stood when they were TrialConfig's own fields: the listings and config keys stay as they were.
+_OBJECTIVE_SETTINGS_AFTER = "synonym_lookup"
 # Settings a study varies between configurations besides their hyperparameters, each with
 # the configurations it applies to: a configuration names one only where it applies and
 # differs from the default, so every other sweep's configurations read as before.
@@ -105,142 +105,9 @@ SELECTION_DEVS = ("en", "source")
 MLQA_SPLITS = ("dev", "test")
 
 
-@dataclass(frozen=True)
-class TrialConfig:
-    """Everything one trial (train + evaluate) needs. Defaults are the offline smoke values."""
-
-    task: str = "xnli"
-    method: str = "finetune"  # the training objective (METHOD_HYPERPARAMETERS)
-    adaptation: str = "none"  # what happens to the encoder (ADAPTATION_HYPERPARAMETERS)
-    # "tiny" builds a small BERT and trains a WordPiece tokenizer on the training text;
-    # anything else is a hub id or a local directory for `from_pretrained`.
-    model: str = TINY_MODEL
-    data_source: str = "synthetic"
-    data_dir: str | None = None
-    # The training language; English is always tested beside the target languages.
-    source_lang: str = "en"
-    selection_dev: str = "en"  # SELECTION_DEVS; the dev set is dev/<dev_lang>
-    target_langs: tuple[str, ...] = ("es", "de", "ru")
-    # Neighbour table (JSON word -> [neighbours]) for synonym copies; None means the
-    # synthetic data's own table, or the counter-fitted table shipped with the package.
-    synonyms: str | None = None
-    # How a word is looked up in it (data/synonyms.py): "lowercase_fallback" (as written,
-    # then lower-cased) or "exact" (as written only, as the released RS-DA and EAR code).
-    synonym_lookup: str = "lowercase_fallback"
-
-    # EAR (Ding et al. 2022): loss = CE(x) + CE(x^a) + alpha*EPT + beta*APT.
-    alpha: float = 1.0
-    beta: float = 0.1
-    layer: int = 6  # 1-based, as in the paper ("layer 6" = attentions[5])
-    m: int = 1  # synonym copies per training example (EAR pairs each with its original)
-    # ear_nt: the standard deviation of the Gaussian noise on the copies' word embeddings.
-    # ding2022 does not give it; 0.01 is the radius this project's RS-RP and ADV use
-    # (`epsilon`), so NT perturbs about as strongly as the robust baselines; the
-    # ear_targets paper preset sweeps 0.001, 0.01 and 0.1.
-    noise_sigma: float = 0.01
-    # ding2022 Table 6: the fraction of the synonym table's entries kept (a subsample drawn
-    # once per fraction, the same for every seed); 1 keeps the whole table.
-    dictionary_scale: float = 1.0
-    # rs_syntax: the probability of each adjacent-word swap (huang2021: p = 0.1).
-    swap_probability: float = 0.1
-
-    # Robust training (Huang et al. 2021): an L-inf ball of radius epsilon around the vectors
-    # at `perturbation_site` (PERTURBATION_SITES; objectives/perturbation.py): the encoder's
-    # output fed to the task head, the paper's Enc(x) (the default, so that smoke runs the
-    # paper's path), or the word embeddings (`inputs_embeds`, before position/type).
-    epsilon: float = 0.01
-    perturbation_site: str = "encoder_output"
-    adv_steps: int = 1  # projected gradient-sign ascent steps (1 = FGSM)
-    adv_step_scale: float = 1.0  # each ascent step is adv_step_scale * epsilon
-    rs_da_variant: str = (
-        "released"  # released: train on the m copies only; keep_originals: also on x
-    )
-
-    # Cross-lingual adjustment (Efimov et al. 2023, after Cao et al. 2020): parallel data
-    # ("synthetic", a directory of line-aligned <name>.<lang> files, or "hub:<OPUS-style id>"),
-    # Eq. 1's optimisation (Cao et al.'s released settings) and regulariser weight, and
-    # Eq. 2's continual weights (alpha 0.01 as in the paper) with pairs per task step.
-    parallel_data: str | None = None
-    # The sentence pairs each trial adjusts on, drawn with its seed from the pool: the first
-    # parallel_pool_sentences usable pairs of the corpus, word-aligned as a whole (efimov2023
-    # L125: 30K sampled per run from 250K). None: the pool is the first
-    # parallel_max_sentences pairs, the same for every seed.
-    parallel_max_sentences: int = 20000
-    parallel_pool_sentences: int | None = None
-    adjust_epochs: float = 1.0
-    adjust_learning_rate: float = 5e-5
-    adjust_batch_size: int = 8
-    adjust_reg_weight: float = 1.0
-    continual_alpha: float = 0.01
-    continual_reg_weight: float = 0.01
-    continual_pairs: int = 16
-
-    seed: int = 0
-    learning_rate: float = 2e-5
-    batch_size: int = 32
-    epochs: float = 2.0
-    max_seq_length: int = 128
-    warmup_ratio: float = 0.1
-    weight_decay: float = 0.0
-    max_grad_norm: float = 1.0
-    # Training and pair-classification evaluation run under bf16 autocast on CUDA ("bf16",
-    # fp32 weights and optimizer states), or in plain fp32 ("fp32", the papers' V100 runs);
-    # autocast is never on on CPU.
-    precision: str = "bf16"
-    evals_per_epoch: int = 1
-    max_train_examples: int | None = None
-    max_eval_examples: int | None = None
-    # Training batches of items of similar length (`train.epoch_batches`), for every task and
-    # objective: random XNLI batches compute 1.75 padded tokens per real token (mBERT's
-    # vocabulary), grouped ones 1.03. false: the former random batches.
-    group_by_length: bool = True
-    # Evaluation batches hold as many length-sorted rows as fit this many padded tokens
-    # (rows x longest row). None: 2 x batch_size x max_seq_length, the most the former
-    # 2 x batch_size rows per batch could hold, so evaluation needs no more memory than
-    # before on any model and batches of short rows hold more rows (`eval_token_budget`).
-    eval_tokens_per_batch: int | None = None
-
-    # Evaluation beyond one language per example: every (first-sentence language,
-    # second-sentence language) pair of the test sets, keyed test/<l1>-<l2>/accuracy, and
-    # the mixed-language set (one sentence of each example in English), keyed mixed/<lang>/...
-    generalized_pairs: bool = False
-    mixed_language: bool = False
-    # For a local directory with dev files only (the shared PAWS-X sample): cut the parallel
-    # dev files by example index into disjoint train / dev / test parts (see data/loading.py).
-    split_dev_files: bool = False
-    mlqa_split: str = "dev"  # MLQA_SPLITS (data/squad.py)
-
-    # Only for model == "tiny".
-    tiny_hidden_size: int = 64
-    tiny_layers: int = 6
-    tiny_heads: int = 4
-    tiny_vocab_size: int = 2000
-
-    cache_dir: str = ".cache/xlt"
-    save_model_dir: str | None = None
-    # Where probing histograms go (`probing.py`); None: no probing.
-    probing_dir: str | None = None
-
-    @classmethod
-    def from_dict(cls, values: Mapping[str, Any]) -> "TrialConfig":
-        """Build and validate a config; unknown keys and bad values raise ConfigError."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ConfigError(
-                unknown[0],
-                values[unknown[0]],
-                f"unknown setting; known settings: {', '.join(sorted(known))}",
-            )
-        coerced = {name: coerce_setting(name, value) for name, value in values.items()}
-        config = cls(**coerced)
-        config.validate()
-        return config
-
-    def to_dict(self) -> dict[str, Any]:
-        values = dataclasses.asdict(self)
-        values["target_langs"] = list(self.target_langs)
-        return values
+class ConfigurationViews:
+    """What is derived from a trial's settings (`TrialConfig`'s fields and its objective's
+    settings): its hyperparameters, the settings it logs, its key and label, its languages."""
 
     def hyperparameter_names(self) -> tuple[str, ...]:
         """This trial's hyperparameters: its method's, then its adaptation's, then the study
@@ -248,7 +115,7 @@ class TrialConfig:
         studied = tuple(
             name
             for name, applies in STUDY_SETTINGS.items()
-            if applies(self) and getattr(self, name) != _FIELD_DEFAULTS[name]
+            if applies(self) and getattr(self, name) != setting_default(name)
         )
         return (
             registry.objective(self.method).hyperparameters
@@ -318,12 +185,6 @@ class TrialConfig:
     def uses_synonyms(self) -> bool:
         return registry.objective(self.method).uses_synonyms
 
-    def validate(self) -> None:
-        """Check every value on its own and against the settings it depends on (no file
-        system access): the checks of `_CHECKS`, in order; the first failure raises."""
-        for check in _CHECKS:
-            check(self)
-
     def synonym_path(self) -> Path | None:
         """The neighbour table to use, or None for the synthetic data's built-in table."""
         if self.synonyms:
@@ -333,35 +194,199 @@ class TrialConfig:
         return COUNTERFITTED_TABLE
 
 
+@dataclass(frozen=True, init=False)
+class TrialConfig(ConfigurationViews):
+    """Everything one trial (train + evaluate) needs. Defaults are the offline smoke values.
+    An objective's settings are declared with it (xlt_core/objective_settings.py) and read
+    as attributes all the same (`config.alpha`)."""
+
+    task: str = "xnli"
+    method: str = "finetune"  # the training objective (METHOD_HYPERPARAMETERS)
+    adaptation: str = "none"  # what happens to the encoder (ADAPTATION_HYPERPARAMETERS)
+    # "tiny" builds a small BERT and trains a WordPiece tokenizer on the training text;
+    # anything else is a hub id or a local directory for `from_pretrained`.
+    model: str = TINY_MODEL
+    data_source: str = "synthetic"
+    data_dir: str | None = None
+    # The training language; English is always tested beside the target languages.
+    source_lang: str = "en"
+    selection_dev: str = "en"  # SELECTION_DEVS; the dev set is dev/<dev_lang>
+    target_langs: tuple[str, ...] = ("es", "de", "ru")
+    # Neighbour table (JSON word -> [neighbours]) for synonym copies; None means the
+    # synthetic data's own table, or the counter-fitted table shipped with the package.
+    synonyms: str | None = None
+    # How a word is looked up in it (data/synonyms.py): "lowercase_fallback" (as written,
+    # then lower-cased) or "exact" (as written only, as the released RS-DA and EAR code).
+    synonym_lookup: str = "lowercase_fallback"
+
+    # Cross-lingual adjustment (Efimov et al. 2023, after Cao et al. 2020): parallel data
+    # ("synthetic", a directory of line-aligned <name>.<lang> files, or "hub:<OPUS-style id>"),
+    # Eq. 1's optimisation (Cao et al.'s released settings) and regulariser weight, and
+    # Eq. 2's continual weights (alpha 0.01 as in the paper) with pairs per task step.
+    parallel_data: str | None = None
+    # The sentence pairs each trial adjusts on, drawn with its seed from the pool: the first
+    # parallel_pool_sentences usable pairs of the corpus, word-aligned as a whole (efimov2023
+    # L125: 30K sampled per run from 250K). None: the pool is the first
+    # parallel_max_sentences pairs, the same for every seed.
+    parallel_max_sentences: int = 20000
+    parallel_pool_sentences: int | None = None
+    adjust_epochs: float = 1.0
+    adjust_learning_rate: float = 5e-5
+    adjust_batch_size: int = 8
+    adjust_reg_weight: float = 1.0
+    continual_alpha: float = 0.01
+    continual_reg_weight: float = 0.01
+    continual_pairs: int = 16
+
+    seed: int = 0
+    learning_rate: float = 2e-5
+    batch_size: int = 32
+    epochs: float = 2.0
+    max_seq_length: int = 128
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.0
+    max_grad_norm: float = 1.0
+    # Training and pair-classification evaluation run under bf16 autocast on CUDA ("bf16",
+    # fp32 weights and optimizer states), or in plain fp32 ("fp32", the papers' V100 runs);
+    # autocast is never on on CPU.
+    precision: str = "bf16"
+    evals_per_epoch: int = 1
+    max_train_examples: int | None = None
+    max_eval_examples: int | None = None
+    # Training batches of items of similar length (`train.epoch_batches`), for every task and
+    # objective: random XNLI batches compute 1.75 padded tokens per real token (mBERT's
+    # vocabulary), grouped ones 1.03. false: the former random batches.
+    group_by_length: bool = True
+    # Evaluation batches hold as many length-sorted rows as fit this many padded tokens
+    # (rows x longest row). None: 2 x batch_size x max_seq_length, the most the former
+    # 2 x batch_size rows per batch could hold, so evaluation needs no more memory than
+    # before on any model and batches of short rows hold more rows (`eval_token_budget`).
+    eval_tokens_per_batch: int | None = None
+
+    # Evaluation beyond one language per example: every (first-sentence language,
+    # second-sentence language) pair of the test sets, keyed test/<l1>-<l2>/accuracy, and
+    # the mixed-language set (one sentence of each example in English), keyed mixed/<lang>/...
+    generalized_pairs: bool = False
+    mixed_language: bool = False
+    # For a local directory with dev files only (the shared PAWS-X sample): cut the parallel
+    # dev files by example index into disjoint train / dev / test parts (see data/loading.py).
+    split_dev_files: bool = False
+    mlqa_split: str = "dev"  # MLQA_SPLITS (data/squad.py)
+
+    # Only for model == "tiny".
+    tiny_hidden_size: int = 64
+    tiny_layers: int = 6
+    tiny_heads: int = 4
+    tiny_vocab_size: int = 2000
+
+    cache_dir: str = ".cache/xlt"
+    save_model_dir: str | None = None
+    # Where probing histograms go (`probing.py`); None: no probing.
+    probing_dir: str | None = None
+
+    # The objectives' settings this trial sets away from their defaults, as sorted
+    # (name, value) pairs: carried by `dataclasses.replace`, compared and hashed with the rest.
+    objective_settings: tuple[tuple[str, Any], ...] = ()
+
+    def __init__(self, **values: Any):
+        """The fields by name (their defaults where not given); any other name is a setting
+        an objective declares (TypeError for one none declares)."""
+        settings = dict(values.pop("objective_settings", ()))
+        for field in dataclasses.fields(self):
+            if field.name != "objective_settings":
+                object.__setattr__(self, field.name, values.pop(field.name, field.default))
+        for name, value in values.items():
+            if registry.objective_setting(name) is None:
+                raise TypeError(f"TrialConfig has no setting {name!r}")
+            settings[name] = value
+        changed = {k: v for k, v in settings.items() if v != registry.objective_setting(k).default}
+        object.__setattr__(self, "objective_settings", tuple(sorted(changed.items())))
+
+    def __getattr__(self, name: str) -> Any:
+        # Called for a name that is no field: an objective's setting, as set or its default.
+        declared = None if name.startswith("__") else registry.objective_setting(name)
+        if declared is None:
+            raise AttributeError(f"TrialConfig has no setting {name!r}")
+        return dict(self.__dict__.get("objective_settings", ())).get(name, declared.default)
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> "TrialConfig":
+        """Build and validate a config; unknown keys and bad values raise ConfigError."""
+        known = setting_names()
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ConfigError(
+                unknown[0],
+                values[unknown[0]],
+                f"unknown setting; known settings: {', '.join(sorted(known))}",
+            )
+        coerced = {name: coerce_setting(name, value) for name, value in values.items()}
+        config = cls(**coerced)
+        config.validate()
+        return config
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every setting by name (an objective's where `setting_names(method)` lists it)."""
+        values = {name: getattr(self, name) for name in setting_names(self.method)}
+        values["target_langs"] = list(self.target_langs)
+        return values
+
+    def validate(self) -> None:
+        """Check every value on its own and against the settings it depends on (no file
+        system access): the checks of `_CHECKS`, in order; the first failure raises."""
+        for check in _CHECKS:
+            check(self)
+
+
 _FIELD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(TrialConfig)}
 # Declarations name settings and adaptations: the registry checks them against these.
 registry.bind_settings(_FIELD_DEFAULTS, ADAPTATIONS)
 # The declarations and XLT_PLUGINS' modules, imported now: a plugin that is missing or wrong
 # stops this import, naming it, rather than the first trial.
 registry.check_plugins()
-_INT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type in ("int", "int | None")}
-_FLOAT_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "float"}
-_BOOL_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if f.type == "bool"}
-_OPTIONAL_FIELDS = {f.name for f in dataclasses.fields(TrialConfig) if "None" in str(f.type)}
+_FIELD_TYPES = {f.name: str(f.type) for f in dataclasses.fields(TrialConfig)}
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
 
+def setting_names(method: str | None = None) -> tuple[str, ...]:
+    """Every trial setting, as `--help` and `to_dict` list them: TrialConfig's fields, with the
+    objectives' settings after `_OBJECTIVE_SETTINGS_AFTER` (every declared one; with `method`,
+    those its trials list: `registry.objective_settings`). Read at each use."""
+    own = [name for name in _FIELD_DEFAULTS if name != "objective_settings"]
+    at = own.index(_OBJECTIVE_SETTINGS_AFTER) + 1
+    declared = [each.name for each in registry.objective_settings(method)]
+    return (*own[:at], *declared, *own[at:])
+
+
+def setting_type(name: str) -> str | None:
+    """A setting's type as declared ("float", "int | None", ...); None for no setting."""
+    declared = registry.objective_setting(name)
+    return declared.type if declared is not None else _FIELD_TYPES.get(name)
+
+
+def setting_default(name: str) -> Any:
+    """A setting's default (its field's, or its objective's declaration's)."""
+    declared = registry.objective_setting(name)
+    return declared.default if declared is not None else _FIELD_DEFAULTS[name]
+
+
 def coerce_setting(name: str, value: Any) -> Any:
-    """A setting's value in its field's type, from what a command line or MLflow gives
-    (strings, lists); raises ConfigError naming the field when it cannot be converted."""
+    """A setting's value in its declared type, from what a command line or MLflow gives
+    (strings, lists); raises ConfigError naming the setting when it cannot be converted."""
     if name == "target_langs":
         if isinstance(value, str):
             value = [lang.strip() for lang in value.split(",") if lang.strip()]
         return tuple(value)
-    optional = name in _OPTIONAL_FIELDS
+    kind = setting_type(name)
+    optional = kind is not None and "None" in kind
     if value is None or (optional and isinstance(value, str) and value.lower() == "none"):
         return None
-    if name in _BOOL_FIELDS:
+    if kind == "bool":
         text = str(value).lower()
         if isinstance(value, bool) or text in _TRUE + _FALSE:
             return value if isinstance(value, bool) else text in _TRUE
         raise ConfigError(name, value, "true or false")
-    if name in _INT_FIELDS:
+    if kind in ("int", "int | None"):
         try:
             number = float(value)
         except (TypeError, ValueError):
@@ -369,7 +394,7 @@ def coerce_setting(name: str, value: Any) -> Any:
         if not number.is_integer():
             raise ConfigError(name, value, "an integer")
         return int(number)
-    if name in _FLOAT_FIELDS:
+    if kind == "float":
         try:
             number = float(value)
         except (TypeError, ValueError):
@@ -423,12 +448,14 @@ def _positive(setting: str) -> _Satisfies:
     return _Satisfies(setting, lambda value: value > 0, "a value > 0")
 
 
-def _in_unit_interval(setting: str) -> _Satisfies:
-    return _Satisfies(setting, lambda value: 0.0 < value <= 1.0, "a number in (0, 1]")
-
-
 def _flag(setting: str) -> _Satisfies:
     return _Satisfies(setting, lambda value: isinstance(value, bool), "true or false")
+
+
+def _objective_settings_allowed(config: TrialConfig) -> None:
+    # Every declared one, as every field is checked whatever the method.
+    for declared in registry.objective_settings():
+        declared.check(getattr(config, declared.name))
 
 
 def _local_data_has_a_directory(config: TrialConfig) -> None:
@@ -560,19 +587,8 @@ _CHECKS = (
     _source_lang_has_training_data,
     _OneOf("selection_dev", SELECTION_DEVS),
     _OneOf("mlqa_split", MLQA_SPLITS),
-    _at_least("alpha", 0.0),
-    _at_least("beta", 0.0),
-    _at_least("m", 1),
-    _at_least("layer", 1),
-    _positive("epsilon"),
-    _OneOf("perturbation_site", PERTURBATION_SITES),
-    _at_least("adv_steps", 1),
-    _positive("adv_step_scale"),
-    _OneOf("rs_da_variant", RS_DA_VARIANTS),
+    _objective_settings_allowed,  # each against its declaration (objective_settings.py)
     _OneOf("synonym_lookup", SYNONYM_LOOKUPS),
-    _positive("noise_sigma"),
-    _in_unit_interval("dictionary_scale"),
-    _in_unit_interval("swap_probability"),
     _flag("generalized_pairs"),
     _flag("mixed_language"),
     _flag("split_dev_files"),
@@ -635,7 +651,9 @@ def allowed_values() -> dict[str, str]:
     `_CHECKS`), in words: what `--help` lists, so the help says what is enforced."""
     allowed = {}
     for check in _CHECKS:
-        if isinstance(check, _OneOf):
+        if check is _objective_settings_allowed:
+            allowed.update({each.name: each.allowed() for each in registry.objective_settings()})
+        elif isinstance(check, _OneOf):
             allowed[check.setting] = "one of " + ", ".join(check.current())
         elif isinstance(check, _Satisfies):
             allowed[check.setting] = check.allowed

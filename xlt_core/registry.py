@@ -2,23 +2,28 @@
 
 Every table that lists objectives or tasks (`config.METHODS`, `config.TASKS`, the cost
 model's step costs and data sizes, `spaces.SEARCH_RANGES`, the data loaders, the test lists)
-is derived from these declarations. `config`'s and `spaces`' tables are read from them at
-each use (`DerivedNames`, `DerivedTable`): a declaration registered after those modules'
-import is in them (the cost model's `TASK_DATA` is still a copy made at its import). The
+is derived from these declarations, read from them at each use (`DerivedNames`,
+`DerivedTable`): a declaration registered after those modules' import is in them. The
 built-in ones are `xlt_core/objectives/declarations.py` and
 `xlt_core/tasks/declarations.py`; a plugin package adds its own in modules named in the
 environment variable XLT_PLUGINS (comma-separated module names), imported on the registry's
 first use, so that the driver, `--dry-run` and Ray workers (which inherit the environment)
 all see them. docs/extending.md has the steps.
 
-This module is torch-free and imports no other project module: `config.py`, `sweeps/` and
-`--dry-run` read it. Implementations are named by "module:attribute" strings and imported
-only when a trial needs them (`resolve`).
+This module is torch-free and imports no project module but `errors` and
+`objective_settings`: `config.py`, `sweeps/` and `--dry-run` read it. Implementations are
+named by "module:attribute" strings and imported only when a trial needs them (`resolve`).
+
+An objective declares its own settings (`settings`: a dataclass of
+`objective_settings.setting` fields), its hyperparameters and search ranges among them; the
+registry keeps every declared setting by name (`objective_settings`), refusing a second
+declaration of a name that disagrees with the first.
 
 A declaration is checked when it is registered: a missing required field, a head, an
-objective or a search range it cannot have. Names of trial settings and adaptations are
-checked once `config.py` has told the registry its settings (`bind_settings`, at the end of
-its import); a declaration registered before that is checked then.
+objective, a setting or a search range it cannot have. Names of trial settings and
+adaptations are checked once `config.py` has told the registry its settings
+(`bind_settings`, at the end of its import); a declaration registered before that is
+checked then.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ import importlib
 import os
 import string
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Callable, ClassVar, Iterable, Iterator
 
 from xlt_core.errors import ConfigError
+from xlt_core.objective_settings import Setting, declaration_problem, settings_of
 
 PLUGINS_VARIABLE = "XLT_PLUGINS"
 BUILT_IN_MODULES = ("xlt_core.objectives.declarations", "xlt_core.tasks.declarations")
@@ -52,7 +59,6 @@ HEADS = {
 }
 # What a task's selection set may name, e.g. "{dev_lang}".
 SELECTION_FIELDS = ("dev_lang", "source_lang")
-SEARCH_KINDS = ("float", "choice")
 
 
 class DeclarationError(ValueError):
@@ -72,11 +78,12 @@ class ObjectiveDeclaration:
     implementation: str | None = None
     # A training step's cost relative to a fine-tuning step on the same batch (cost model).
     step_cost: float | None = None
-    # Its hyperparameters (TrialConfig settings): what its sweeps vary besides the seed.
-    # Their bounds are the settings' own (`TrialConfig.validate`).
-    hyperparameters: tuple[str, ...] = ()
-    # Ranges for strategy `search`: name -> ("float", low, high, step) or ("choice", values).
-    search_ranges: Mapping[str, tuple] = field(default_factory=dict)
+    # Its settings: a frozen dataclass of `objective_settings.setting` fields (None: none).
+    # Its hyperparameters, what its sweeps vary besides the seed, are those among them.
+    settings: type | None = None
+    # Strategy `search` may sample it, over its hyperparameters' `search` ranges (a shared
+    # setting's range is there for every objective that declares it, searched or not).
+    searched: bool = False
     # It draws synonym copies from a neighbour table (and refuses to train without one).
     uses_synonyms: bool = False
     # It trains on m copies of every example; plus the original where the setting
@@ -92,6 +99,26 @@ class ObjectiveDeclaration:
 
     KIND: ClassVar[str] = "objective"
     REQUIRED: ClassVar[tuple[str, ...]] = ("name", "implementation", "step_cost")
+
+    @cached_property
+    def declared_settings(self) -> tuple[Setting, ...]:
+        """Its settings, in declaration order (TypeError: `settings` is not a settings class)."""
+        return settings_of(self.settings) if self.settings is not None else ()
+
+    @property
+    def hyperparameters(self) -> tuple[str, ...]:
+        return tuple(each.name for each in self.declared_settings if each.hyperparameter)
+
+    @property
+    def search_ranges(self) -> dict[str, tuple]:
+        """Strategy `search`'s range of each hyperparameter that has one, where `searched`."""
+        if not self.searched:
+            return {}
+        return {
+            each.name: each.search
+            for each in self.declared_settings
+            if each.hyperparameter and each.search is not None
+        }
 
 
 @dataclass(frozen=True)
@@ -162,6 +189,10 @@ _loaded = False
 # What config.py tells the registry (`bind_settings`): trial settings and adaptations.
 _settings: frozenset[str] | None = None
 _adaptations: tuple[str, ...] | None = None
+# Every objective's setting by name, with the objective that first declared it; and the names
+# the built-in objectives declare (every trial lists them: `objective_settings`).
+_declared_settings: dict[str, tuple[Setting, str]] = {}
+_built_in_settings: frozenset[str] = frozenset()
 
 
 def plugin_modules() -> list[str]:
@@ -173,13 +204,14 @@ def plugin_modules() -> list[str]:
 
 def _load() -> None:
     """Import the built-in declarations, then the plugins' (once per process)."""
-    global _loaded
+    global _loaded, _built_in_settings
     if _loaded:
         return
     _loaded = True  # before the imports: their registrations call back here
     try:
         for module in BUILT_IN_MODULES:
             importlib.import_module(module)
+        _built_in_settings = frozenset(_declared_settings)
         for module in plugin_modules():
             _import_plugin(module)
     except Exception:
@@ -213,6 +245,8 @@ def register_objective(declaration: ObjectiveDeclaration) -> ObjectiveDeclaratio
     """Add an objective; raises DeclarationError naming the field that is wrong."""
     _load()
     _register(declaration, ObjectiveDeclaration, _objectives, _check_objective)
+    for declared in declaration.declared_settings:
+        _declared_settings.setdefault(declared.name, (declared, declaration.name))
     return declaration
 
 
@@ -259,6 +293,28 @@ def task_names() -> tuple[str, ...]:
     """Every task, in registration order (built-ins first)."""
     _load()
     return tuple(_tasks)
+
+
+def objective_settings(method: str | None = None) -> tuple[Setting, ...]:
+    """The objectives' settings, in declaration order: every one; with `method`, those a
+    trial of it lists (`TrialConfig.to_dict`): its own and the built-in objectives' (which
+    every trial lists, as when they were TrialConfig fields, so its config key stays the
+    same whichever plugins are loaded)."""
+    _load()
+    declaration = _objectives.get(method)
+    own = {declared.name for declared in declaration.declared_settings} if declaration else set()
+    found = [
+        declared
+        for declared, _ in _declared_settings.values()
+        if method is None or declared.name in _built_in_settings or declared.name in own
+    ]
+    return tuple(sorted(found, key=lambda declared: declared.order))
+
+
+def objective_setting(name: str) -> Setting | None:
+    """The declaration of objective setting `name` (its first), or None."""
+    _load()
+    return _declared_settings[name][0] if name in _declared_settings else None
 
 
 def supported_objectives(declaration: TaskDeclaration) -> tuple[str, ...]:
@@ -389,21 +445,40 @@ def _check_settings(declaration, field_name: str, names) -> None:
 
 def _check_objective(declaration: ObjectiveDeclaration) -> None:
     _check_reference(declaration, "implementation")
-    _check_settings(declaration, "hyperparameters", declaration.hyperparameters)
+    problem = _settings_problem(declaration)
+    if problem:
+        raise DeclarationError("objective", declaration.name, "settings", problem)
     if declaration.original_kept_when is not None:
-        _check_settings(declaration, "original_kept_when", declaration.original_kept_when[:1])
-    for name, search in declaration.search_ranges.items():
-        if name not in declaration.hyperparameters:
-            raise DeclarationError(
-                "objective", declaration.name, "search_ranges", f"{name} is not a hyperparameter"
+        own = {each.name for each in declaration.declared_settings}
+        kept = [name for name in declaration.original_kept_when[:1] if name not in own]
+        _check_settings(declaration, "original_kept_when", kept)
+
+
+def _settings_problem(declaration: ObjectiveDeclaration) -> str | None:
+    """What is wrong with an objective's settings, or None: a class that is not a dataclass
+    of `setting()` fields, a setting's own declaration, a name TrialConfig has, or a name
+    another objective declared otherwise (type, default or what it allows)."""
+    try:
+        declared = declaration.declared_settings
+    except TypeError as error:
+        return str(error)
+    for each in declared:
+        problem = declaration_problem(each)
+        if problem:
+            return problem
+        if _settings is not None and each.name in _settings:
+            return f"{each.name} is a TrialConfig setting: an objective's needs a name of its own"
+        first, owner = _declared_settings.get(each.name, (each, declaration.name))
+        if first.rule() != each.rule():
+            return (
+                f"{each.name} is declared by objective {owner} as {_described(first)}; "
+                f"here as {_described(each)}"
             )
-        if not search or search[0] not in SEARCH_KINDS:
-            raise DeclarationError(
-                "objective",
-                declaration.name,
-                "search_ranges",
-                f"{name}: ('float', low, high, step) or ('choice', values), got {search!r}",
-            )
+    return None
+
+
+def _described(declared: Setting) -> str:
+    return f"{declared.type}, default {declared.default!r}, {declared.allowed()}"
 
 
 def _check_task(declaration: TaskDeclaration) -> None:

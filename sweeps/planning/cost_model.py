@@ -50,8 +50,8 @@ TOKENS_PER_WORD = 39.4 / 33.85
 
 
 # Each task's hub data sizes and typical example length (`registry.TaskData`), from its
-# declaration (sources in xlt_core/tasks/declarations.py).
-TASK_DATA = {name: registry.task(name).data for name in registry.task_names()}
+# declaration (sources in xlt_core/tasks/declarations.py), read at each use.
+TASK_DATA = registry.DerivedTable(registry.task_names, lambda name: registry.task(name).data)
 # Words per parallel sentence (adjustment, continual alignment): the English side of
 # ../shared/data/parallel/opensubtitles-en-vi (1,000 sentences), standing in for OPUS-100.
 PARALLEL_WORDS = 8.32

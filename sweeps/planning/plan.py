@@ -114,6 +114,7 @@ def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
         f"Seeds ({len(spec.seeds)}): {', '.join(map(str, spec.seeds))}",
         *sequential_lines(spec),
         *(phase.summary for phase in phases),
+        *([spec.method_line] if spec.method_line else []),
         f"Trials: {total}" + (" at most (ASHA stops some early)" if _asha(spec, phases) else ""),
         *adjustment_lines(spec, configs),
         f"Resources per trial: {resources_text(spec, trials_per_gpu)}",

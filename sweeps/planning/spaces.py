@@ -15,8 +15,9 @@ from xlt_core.errors import ConfigError
 BASELINE = {"method": "finetune"}
 
 # The ranges strategy `search` explores per method, as data: ("float", low, high, step) or
-# ("choice", values), from the objectives' declarations (xlt_core/objectives/declarations.py),
-# read at each use: an objective registered after this import is in it.
+# ("choice", values), from the settings of the objectives declared `searched`
+# (xlt_core/objectives/declarations.py), read at each use: an objective registered after
+# this import is in it.
 SEARCH_RANGES = registry.DerivedTable(
     lambda: tuple(
         name for name in registry.objective_names() if registry.objective(name).search_ranges

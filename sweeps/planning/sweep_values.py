@@ -11,22 +11,25 @@ import math
 from typing import Any, Callable
 
 from sweeps.experiment import SWEEP_SETTINGS
-from xlt_core.config import HYPERPARAMETER_NAMES, MAX_SEED, TrialConfig
+from xlt_core import registry
+from xlt_core.config import HYPERPARAMETER_NAMES, MAX_SEED, setting_names
 from xlt_core.errors import ConfigError
 
 STRATEGIES = ("grid", "search")
-# Trial settings the sweep script fixes in its points, and the seed (the sweep's `seeds`).
+# Trial settings the sweep's points hold, never its base: `--set method=NAME` replaces the
+# compared points' objective (sweeps/planning/method_override.py), the adaptation is the
+# script's. And the seed (the sweep's `seeds`).
 SCRIPT_SETTINGS = ("method", "adaptation")
 # What `--set` accepts: every trial setting but those, and the sweep settings.
-SETTABLE = tuple(
-    sorted(
-        {f.name for f in dataclasses.fields(TrialConfig)} - {"seed", *SCRIPT_SETTINGS}
-        | set(SWEEP_SETTINGS)
-    )
+# Both read at each use: an objective's settings are the registry's (a plugin's included).
+SETTABLE = registry.DerivedNames(
+    lambda: tuple(sorted(set(setting_names()) - {"seed", *SCRIPT_SETTINGS} | set(SWEEP_SETTINGS)))
 )
 # The settings every trial shares (a sweep's `base`): hyperparameters are the points' axes.
-SHARED_TRIAL_SETTINGS = tuple(
-    name for name in SETTABLE if name not in SWEEP_SETTINGS and name not in HYPERPARAMETER_NAMES
+SHARED_TRIAL_SETTINGS = registry.DerivedNames(
+    lambda: tuple(
+        name for name in SETTABLE if name not in SWEEP_SETTINGS and name not in HYPERPARAMETER_NAMES
+    )
 )
 # The sweep settings that count something: at least one each.
 COUNTS = ("search_trials", "top_k", "search_seeds", "search_concurrency")

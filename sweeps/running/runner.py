@@ -1,18 +1,18 @@
 """`run_sweep`: validate every trial, open the parent MLflow run (or find it again with
 `--resume`), run the strategy's phases on Ray Tune, then build the report from MLflow.
 
-Strategies: `grid` runs every configuration with every seed (phase tag `grid`); `search`
-runs phase 1 (`search`) and phase 2 (`final`) as `sweeps/running/search.py` describes. Each phase
-is one Tune experiment `<parent run name>-<phase>` under the storage path, so an
-interrupted sweep continues with `Tuner.restore` where it stopped.
+Each strategy's phases are run by its class (sweeps/running/strategies.py): `grid` runs every
+configuration with every seed (phase tag `grid`; in rounds with `seeds=auto`:
+sweeps/running/sequential_seeds.py); `search` runs phase 1 (`search`) and phase 2 (`final`) as
+`sweeps/running/search.py` describes. Each phase is one Tune experiment `<parent run
+name>-<phase>` under the storage path (sweeps/running/tune_phases.py), so an interrupted sweep
+continues with `Tuner.restore` where it stopped.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
-import errno
 import hashlib
 import json
 import logging
@@ -31,31 +31,19 @@ from sweeps.planning.sweep_file import SWEEP_FILE_ARTIFACT, sweep_text
 from sweeps.records import tracking
 from sweeps.records.run_context import system_tags
 from sweeps.running import search
-from sweeps.running.library_output import quiet_tune, worker_variables
+from sweeps.running.library_output import worker_variables
 from sweeps.running.resources import (
     alive_node_cpus,
     check_cpus_fit,
     check_gpus_present,
     trial_resources,
 )
-from sweeps.running.state_snapshots import periodic_snapshots_only
-from sweeps.running.trial_request import TrialRequest, tune_trial_dirname, tune_trial_name
+from sweeps.running.search_phases import OPTUNA_STORAGE_TAG, OPTUNA_STUDY_TAG
+from sweeps.running.strategies import strategy_phases
+from sweeps.running.tune_phases import TunePhases
 from sweeps.safety import driver_lock
 from sweeps.safety.dead_baseline import RERUN_ERRORED_TAG, NoReport, dead_baseline
-from sweeps.safety.interruption import (
-    StopSignals,
-    SweepInterrupted,
-    TuneEndedEarly,
-    signal_behind,
-    unfinished_trials,
-)
-from sweeps.safety.saved_state import (
-    check_saved_state,
-    drop_damaged_error_pickles,
-    errored_by_full_disk,
-    recover_deleted_checkpoints,
-    unrestorable,
-)
+from sweeps.safety.interruption import StopSignals, SweepInterrupted, signal_behind
 from sweeps.safety.storage_checks import (
     StorageFull,
     check_storage,
@@ -76,23 +64,16 @@ from xlt_schema import (
     REPORT_PHASE_TAG,
     REPORTED_TAG,
     STAGE_TAG,
-    STOPPED_EARLY_TAG,
     STORAGE_TAG,
     SWEEP_KEY_TAG,
-    TRIAL_ID_TAG,
 )
-from xlt_schema.tracking_store import credentials_env, redact
+from xlt_schema.tracking_store import redact
 
 logger = logging.getLogger(__name__)
 
 RAY_RESULTS = "ray_results"
 REPORTS = "reports"
 OPTUNA_DB = "optuna.db"
-FINAL_POINTS_TAG = "xlt.final_points"
-# The search phase's Optuna study: where it is stored and its name.
-OPTUNA_STORAGE_TAG = "xlt.optuna_storage"
-OPTUNA_STUDY_TAG = "xlt.optuna_study"
-AUTO_LOGGERS_OFF_ENV = "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS"
 
 
 @dataclass(frozen=True)
@@ -248,10 +229,10 @@ def _run_phases(spec, options, opening: Future, background, key: str, resumed, s
                 with signals.held():  # a parent run whose tags say how to resume it
                     parent_run_id, tags = _start_parent(client, experiment_id, spec, options, key)
                 signals.raise_if_received()
-            phases = SweepPhases(
+            phases = TunePhases(
                 spec, options, client, experiment_id, parent_run_id, tags, resources, signals
             )
-            results, failed = phases.run()
+            results, failed = strategy_phases(spec, phases).run()
     except BaseException as error:  # a signal, or a crash: resumable either way
         # Ray is down: no trial writes any more. (Bad input is refused before any trial; a
         # resumed parent whose saved state is refused was set running again: marked too.)
@@ -392,329 +373,6 @@ def _report(
     return failed
 
 
-class SweepPhases:
-    """The phases of one sweep, each a Tune experiment that can be restored (`run_grid`: one
-    grid phase, as sweeps/running/sequential_seeds.py runs each round)."""
-
-    def __init__(
-        self, spec, options, client, experiment_id, parent_run_id, tags, resources, signals
-    ):
-        self.spec, self.options, self.client, self.resources = spec, options, client, resources
-        self.signals = signals
-        self.parent_run_id, self.tags = parent_run_id, tags
-        self.restored_phases: set[str] = set()
-        self.storage = tags.get(STORAGE_TAG, options.storage_path)
-        # What every trial is asked; each phase sets its own phase, points and seeds.
-        self.request = TrialRequest(
-            base=spec.base,
-            phase=spec.strategy,
-            experiment_id=experiment_id,
-            parent_run_id=parent_run_id,
-            threads=resources["cpu"],
-            log_model=spec.log_models,
-        )
-
-    def run(self):
-        """Results of the reported phase and the number of failed trials of all phases."""
-        if self.spec.strategy == search.PHASE_GRID and self.spec.seed_rounds:
-            from sweeps.running.sequential_seeds import run_seed_rounds
-
-            results = run_seed_rounds(self)
-            return results, _count_failed(results)
-        if self.spec.strategy == search.PHASE_GRID:
-            results = self.run_grid(search.PHASE_GRID, self.spec.points, self.spec.seeds)
-            return results, _count_failed(results)
-        failed = 0
-        if self.tags[STAGE_TAG] == search.PHASE_SEARCH:
-            phase1 = self._fit(search.PHASE_SEARCH, self._search_tuner())
-            failed += _count_failed(phase1)
-            search.record_study(
-                phase1,
-                search.search_ranges(self.spec),
-                self.tags[OPTUNA_STORAGE_TAG],
-                self.tags[OPTUNA_STUDY_TAG],
-            )
-            points = [
-                *search.baseline_points(self.spec),
-                *search.top_configurations(phase1, self.spec.top_k),
-            ]
-            tracking.set_tags(
-                self.client,
-                self.parent_run_id,
-                {FINAL_POINTS_TAG: json.dumps(points), STAGE_TAG: search.PHASE_FINAL},
-            )
-            self.tags = {**self.tags, FINAL_POINTS_TAG: json.dumps(points)}
-            logger.info(
-                "Phase 2 re-runs over every seed: "
-                + "; ".join(self.spec.trial_config(point).config_label() for point in points)
-            )
-        else:
-            failed += _count_failed(self._restored_results(search.PHASE_SEARCH))
-        points = json.loads(self.tags[FINAL_POINTS_TAG])
-        results = self.run_grid(search.PHASE_FINAL, points, self.spec.seeds)
-        return results, failed + _count_failed(results)
-
-    def run_grid(self, phase: str, points: list[dict], seeds: list[int]):
-        """Run (or restore and finish) a grid phase: every point with every seed. Its
-        results hold one per trial, or the sweep stops here: no `xlt.complete` for a phase
-        whose trials were not all run."""
-        results = self._fit(phase, self._grid_tuner(phase, points, seeds))
-        if len(results) != len(points) * len(seeds):
-            raise unrestorable(
-                self._path(phase), f"{len(results)} of {len(points) * len(seeds)} trials ended"
-            )
-        return results
-
-    def _name(self, phase: str) -> str:
-        return f"{self.tags[RAY_NAME_TAG]}-{phase}"
-
-    def _path(self, phase: str) -> str:
-        return f"{self.storage.rstrip('/')}/{self._name(phase)}"
-
-    def _trainable(self):
-        from ray import tune
-
-        from sweeps.running.trainable import run_tracked_trial
-
-        # Where to track reaches the trials through Ray's object store (`with_parameters`),
-        # not their config: Tune writes the config to params.json, result.json and the
-        # experiment state (uploaded with an s3:// storage path), and Ray logs it. A database
-        # URI may hold a password; a server's went to MLflow's variables (`take_credentials`).
-        trainable = tune.with_parameters(
-            run_tracked_trial,
-            tracking_uri=self.options.tracking_uri,
-            credentials=credentials_env(),
-        )
-        return tune.with_resources(trainable, self.resources)
-
-    def _run_config(self, phase: str):
-        from ray import tune
-        from ray.tune.logger import CSVLoggerCallback, JsonLoggerCallback
-
-        from sweeps.running.progress import ProgressCallback
-        from sweeps.safety.full_disk_stop import StopOnFullDisk
-
-        return tune.RunConfig(
-            name=self._name(phase),
-            storage_path=self.storage,
-            checkpoint_config=tune.CheckpointConfig(num_to_keep=1),
-            failure_config=tune.FailureConfig(max_failures=self.options.max_failures),
-            # The trials' result files (`Result.metrics_dataframe` reads them), without the
-            # TensorBoard logger Tune would add: see `_fit`.
-            callbacks=[
-                ProgressCallback(phase),
-                CSVLoggerCallback(),
-                JsonLoggerCallback(),
-                StopOnFullDisk(),
-            ],
-            verbose=0,  # the progress lines replace Tune's status table
-        )
-
-    def _restorable(self, phase: str, planned: int | None = None):
-        """The phase's Tuner restored from its saved state, or None when there is none;
-        DataError when the state cannot be restored (`sweeps.safety.saved_state`). Errored trials
-        stay as they ended, unless one errored on a full disk or the parent asks for it
-        (RERUN_ERRORED_TAG: a dead baseline): then they all run again from their last
-        checkpoints (Tune resumes all errored trials or none)."""
-        from ray import tune
-
-        path = self._path(phase)
-        if not tune.Tuner.can_restore(path):
-            return None
-        trials = check_saved_state(path, planned)
-        recover_deleted_checkpoints(path, trials)
-        drop_damaged_error_pickles(path)  # Tune's results would fail on them
-        full_disk = [t for t in trials if t.status == "ERROR" and errored_by_full_disk(t)]
-        self.restored_phases.add(phase)
-        logger.info(
-            f"Restoring phase {phase} from {path}: finished trials are kept, "
-            "unfinished ones continue from their checkpoints"
-        )
-        try:
-            return tune.Tuner.restore(
-                path,
-                self._trainable(),
-                resume_unfinished=True,
-                resume_errored=bool(full_disk) or self.tags.get(RERUN_ERRORED_TAG) == "true",
-                restart_errored=False,
-            )
-        except Exception as error:  # tuner.pkl cut short, say
-            raise unrestorable(path, f"{type(error).__name__}: {error}") from None
-
-    def _restored_results(self, phase: str):
-        tuner = self._restorable(phase)
-        return tuner.get_results() if tuner is not None else []
-
-    def _grid_tuner(self, phase: str, points: list[dict], seeds: list[int]):
-        from ray import tune
-
-        restored = self._restorable(phase, len(points) * len(seeds))
-        if restored is not None:
-            return restored
-        request = dataclasses.replace(self.request, phase=phase)
-        return tune.Tuner(
-            self._trainable(),
-            param_space=request.to_space(points=points, seeds=seeds),
-            tune_config=self._tune_config(),
-            run_config=self._run_config(phase),
-        )
-
-    @staticmethod
-    def _tune_config(**kwargs):
-        from ray import tune
-
-        # A freed slot takes the next trial in the same worker process (the function
-        # trainable's `reset_config`) instead of waiting for a new actor to start.
-        # Tune names each trial as its MLflow run is named; its directory keeps Tune's name.
-        return tune.TuneConfig(
-            reuse_actors=True,
-            trial_name_creator=tune_trial_name,
-            trial_dirname_creator=tune_trial_dirname,
-            **kwargs,
-        )
-
-    def _search_tuner(self):
-        from ray import tune
-        from ray.tune.schedulers import ASHAScheduler
-
-        restored = self._restorable(search.PHASE_SEARCH)
-        if restored is not None:
-            return restored
-        searcher = search.phase_one_searcher(self.spec, self.tags[RAY_NAME_TAG])
-        scheduler = ASHAScheduler(
-            time_attr="training_iteration",
-            metric=search.METRIC,
-            mode=search.MODE,
-            max_t=search.asha_max_t(self.spec),
-            grace_period=1,
-            reduction_factor=2,
-        )
-        request = dataclasses.replace(
-            self.request, phase=search.PHASE_SEARCH, seed=self.spec.seeds[0]
-        )
-        repeat = self.spec.search_seeds
-        if repeat > 1:
-            from ray.tune.search import Repeater
-
-            # Each sampled configuration runs with the first `repeat` seeds (its trials'
-            # `__trial_index__` picks one: TrialRequest.from_space) and the searcher sees their
-            # mean. Ray recommends no early-stopping scheduler with Repeater: no ASHA.
-            searcher, scheduler = Repeater(searcher, repeat=repeat, set_index=True), None
-            request = dataclasses.replace(request, search_seeds=tuple(self.spec.seeds[:repeat]))
-        return tune.Tuner(
-            self._trainable(),
-            param_space=request.to_space(),
-            tune_config=self._tune_config(
-                search_alg=searcher,
-                scheduler=scheduler,
-                num_samples=self.spec.search_trials * repeat,
-            ),
-            run_config=self._run_config(search.PHASE_SEARCH),
-        )
-
-    def _fit(self, phase: str, tuner):
-        """The phase's results; SweepInterrupted when a signal stopped it (what ended is
-        recorded first: ASHA's stops, results kept through a tracking outage)."""
-        # Tune adds the loggers a RunConfig lacks. A new phase's names the CSV and JSON ones;
-        # Tune's TensorBoard logger would import tensorboardX and with it torch, 1.4 s of the
-        # driver's before the first trial, for files nothing here reads. A restored phase
-        # keeps Tune's automatic loggers: its saved RunConfig may predate the explicit ones.
-        os.environ[AUTO_LOGGERS_OFF_ENV] = "0" if phase in self.restored_phases else "1"
-        quiet_tune()  # Tune's own output: its configuration box and results folder
-        # Snapshots on Tune's own period: forced after every checkpoint they grew as n^2.
-        with self.signals.tune_fit(), periodic_snapshots_only():
-            results = _fit_results(tuner, self._path(phase))
-        saved = self._saved_trials(phase)
-        _raise_if_disk_full(results, saved)  # the sweep stops, its state resumable
-        statuses = {trial.trial_id: trial.status for trial in saved}
-        self._close_stopped_trials(results, statuses)
-        self._relog(results)
-        unfinished = unfinished_trials(statuses, results)
-        detail = f"phase {phase} stopped with {unfinished} of {len(statuses)} trials unfinished"
-        self.signals.raise_if_received(detail)
-        self._close_lost_trials(results)
-        if unfinished:  # no signal of ours: a fault, never reported as a Ctrl-C
-            raise TuneEndedEarly(f"{detail}, without a stop signal")
-        return results
-
-    def _saved_trials(self, phase: str) -> list:
-        """The trials (and their statuses) in the experiment state Tune saved last. Not the
-        ResultGrid's statuses: on a signal `fit` saves the state, then stops the running
-        trials and marks them TERMINATED in memory only. Nor Tune's auto-filled `done` in the
-        last result: with `reuse_actors` a finished trial's saved last result reads
-        done=False."""
-        from ray.tune import ExperimentAnalysis
-
-        return ExperimentAnalysis(self._path(phase)).trials
-
-    def _close_stopped_trials(self, results, statuses: dict[str, str]) -> None:
-        """Trials ASHA stopped never reach their end: close their runs as KILLED."""
-        from sweeps.running.trainable import TRIAL_COMPLETE
-
-        for result in results:
-            metrics = result.metrics or {}
-            if _stopped_early(result, statuses, TRIAL_COMPLETE):
-                tracking.with_retries(
-                    lambda: self._mark_stopped(metrics),
-                    self.options.tracking_wait_s,
-                    "stopped trial",
-                )
-
-    def _mark_stopped(self, metrics: dict) -> None:
-        runs = self.client.search_runs(
-            [self.request.experiment_id],
-            filter_string=tracking.trial_run_filter(self.parent_run_id, metrics["trial_id"]),
-            max_results=1,
-        )
-        for run in runs:
-            # Interrupted: a second signal stopped the fit before this was recorded.
-            if run.info.status == "RUNNING" or tracking.was_interrupted(run):
-                evaluations = metrics.get("training_iteration")
-                tracking.continue_run(self.client, run)
-                tracking.set_tags(
-                    self.client,
-                    run.info.run_id,
-                    {STOPPED_EARLY_TAG: f"ASHA after {evaluations} evaluations"},
-                )
-                self.client.set_terminated(run.info.run_id, status="KILLED")
-
-    def _close_lost_trials(self, results) -> None:
-        """A trial whose worker died (Tune's ActorDiedError once `--max-failures` is used up)
-        never closed its own run: FAILED, its `failure` tag Tune's error. Runs still RUNNING
-        after a fit no signal stopped are those (ASHA's stops are closed before)."""
-        errors = {
-            (result.metrics or {}).get("trial_id"): result.error
-            for result in results
-            if result.error is not None
-        }
-        if not errors:
-            return
-        parent = self.client.get_run(self.parent_run_id)
-        for run in tracking.trial_runs(self.client, parent, status="RUNNING"):
-            error = errors.get(run.data.tags.get(TRIAL_ID_TAG), errors.get(None))
-            if error is not None:
-                tracking.with_retries(
-                    lambda: _mark_failed(self.client, run.info.run_id, error),
-                    self.options.tracking_wait_s,
-                    "failed trial",
-                )
-
-    def _relog(self, results) -> None:
-        """Results a trial could not log (tracking server down) go to MLflow from its checkpoint."""
-        from sweeps.running.trainable import MLFLOW_LOGGED, MLFLOW_RUN_ID, checkpoint_copy
-
-        for result in results:
-            if (result.metrics or {}).get(MLFLOW_LOGGED) is False and result.checkpoint is not None:
-                run_id = result.metrics[MLFLOW_RUN_ID]
-                logger.info(f"Logging the results of trial run {run_id} from its Ray checkpoint")
-                with checkpoint_copy(result.checkpoint) as directory:
-                    tracking.with_retries(
-                        lambda: tracking.log_trial_results(self.client, run_id, directory),
-                        self.options.tracking_wait_s,
-                        "trial results",
-                    )
-
-
 def _start_parent(
     client, experiment_id: str, spec: SweepSpec, options: SweepOptions, key: str
 ) -> tuple[str, dict]:
@@ -793,14 +451,6 @@ def _parent_params(spec: SweepSpec, options: SweepOptions) -> dict:
         **{f"base.{k}": v for k, v in spec.base.items()},
     }
     return {name: value for name, value in params.items() if value is not None}
-
-
-def _mark_failed(client, run_id: str, error: BaseException) -> None:
-    from sweeps.running.trainable import failure_text
-
-    tracking.set_tags(client, run_id, {FAILURE_TAG: failure_text(error)[:4000]})
-    client.set_terminated(run_id, status="FAILED")
-    logger.warning(f"Trial run {run_id} failed: {str(error).splitlines()[0][:200]}")
 
 
 def _close_parent(client, parent_run_id: str, finished: int, dead: NoReport | None = None):
@@ -940,45 +590,3 @@ def _worker_env() -> dict:
 
 def _absolute_storage(path: str) -> str:
     return path if "://" in path else str(Path(path).resolve())
-
-
-def _count_failed(results) -> int:
-    return sum(
-        1 for result in results if result.error is not None or (result.metrics or {}).get("failure")
-    )
-
-
-def _fit_results(tuner, path: str):
-    """`tuner.fit()`'s results. Tune unpickles each failed trial's `error.pkl` as `fit` ends;
-    one that a full disk cut short failed it there (EOFError): such files are deleted and the
-    results, saved whole, read again."""
-    try:
-        return tuner.fit()
-    except Exception:
-        if not drop_damaged_error_pickles(path):
-            raise
-    return tuner.get_results()
-
-
-def _raise_if_disk_full(results, saved_trials) -> None:
-    """Raise the full disk a trial of a finished `fit` failed on: its result's error, or an
-    ENOSPC error naming the error file of a trial whose error files the full disk cut short
-    (the result then holds no error text)."""
-    full = [result.error for result in results if is_disk_full(result.error)]
-    if full:
-        raise full[0]
-    for trial in saved_trials:
-        if trial.status == "ERROR" and errored_by_full_disk(trial):
-            where = str(Path(trial.path, trial.run_metadata.error_filename))
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), where)
-
-
-def _stopped_early(result, statuses: dict[str, str], complete_key: str) -> bool:
-    """Whether Tune ended this trial (TERMINATED in the saved state) before it reached its own
-    end: not the trainable's `complete_key`, which its final report sets (ASHA stopped it)."""
-    metrics = result.metrics or {}
-    return (
-        statuses.get(metrics.get("trial_id")) == "TERMINATED"
-        and result.error is None
-        and not metrics.get(complete_key)
-    )

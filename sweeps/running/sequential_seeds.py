@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import logging
 
-from analysis.sequential import SEQUENTIAL_TAG
 from sweeps.experiment import SweepSpec
+from sweeps.running.tune_phases import count_failed
 from xlt_core.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -70,50 +70,64 @@ def round_statistics(client, parent_run_id: str, spec: SweepSpec, keys) -> tuple
     return metric, statistics
 
 
-def run_seed_rounds(phases) -> list:
-    """Run the rounds on `phases` (`sweeps.running.runner.SweepPhases`); the results of every
-    round's trials. The decisions go on the parent run (SEQUENTIAL_TAG)."""
-    from analysis.sequential import CONTINUE, SequentialDesign, adjusted_p_value, decide
+class SeedRoundPhases:
+    """Strategy grid with `seeds=auto`: one grid phase per round on `phases` (a
+    `sweeps.running.tune_phases.TunePhases`), until no configuration is left open."""
 
-    spec = phases.spec
-    design = SequentialDesign(tuple(spec.seed_rounds))
-    configs = spec.configs()
-    keyed = {config.config_key(): point for config, point in zip(configs, spec.points)}
-    labels = {config.config_key(): config.config_label() for config in configs}
-    results, decided, open_keys, metric = [], {}, set(), ""
-    start = 0
-    for index, count in enumerate(design.round_seeds):
-        seeds = spec.seeds[start : start + count]
-        start += count
-        points = [point for key, point in keyed.items() if key not in decided]
-        phase = round_phase(index)
-        results += list(phases.run_grid(phase, points, seeds))
-        metric, statistics = round_statistics(
-            phases.client, phases.parent_run_id, spec, [k for k in keyed if k not in decided]
+    def __init__(self, phases):
+        self.phases = phases
+
+    def run(self) -> tuple[list, int]:
+        """The results of every round's trials and how many failed. The decisions go on the
+        parent run (SEQUENTIAL_TAG)."""
+        # analysis.sequential loads scipy: only for a sweep in rounds (the driver imports this
+        # module with every sweep).
+        from analysis.sequential import CONTINUE, SequentialDesign, adjusted_p_value, decide
+
+        phases, spec = self.phases, self.phases.spec
+        design = SequentialDesign(tuple(spec.seed_rounds))
+        configs = spec.configs()
+        keyed = {config.config_key(): point for config, point in zip(configs, spec.points)}
+        labels = {config.config_key(): config.config_label() for config in configs}
+        results, decided, open_keys, metric = [], {}, set(), ""
+        start = 0
+        for index, count in enumerate(design.round_seeds):
+            seeds = spec.seeds[start : start + count]
+            start += count
+            points = [point for key, point in keyed.items() if key not in decided]
+            phase = round_phase(index)
+            results += list(phases.run_grid(phase, points, seeds))
+            metric, statistics = round_statistics(
+                phases.client, phases.parent_run_id, spec, [k for k in keyed if k not in decided]
+            )
+            open_keys = set(statistics)
+            for key, (z, paired) in statistics.items():
+                decision = str(decide(design, index, z))
+                if decision != CONTINUE:
+                    p_value = adjusted_p_value(design, index, z)
+                    decided[key] = _outcome(labels[key], index, paired, decision, z, p_value)
+            if not open_keys - set(decided):
+                break
+        self._record(design, metric, len(results), decided)
+        return results, count_failed(results)
+
+    def _record(self, design, metric: str, trials: int, decided: dict) -> None:
+        from analysis.sequential import SEQUENTIAL_TAG
+
+        record = {
+            "design": design.describe(),
+            "metric": metric,
+            "trials": trials,
+            "max_trials": len(self.phases.spec.points) * design.max_seeds,
+            "configurations": sorted(decided.values(), key=lambda outcome: outcome["label"]),
+        }
+        self.phases.client.set_tag(self.phases.parent_run_id, SEQUENTIAL_TAG, json.dumps(record))
+        logger.info(
+            f"Sequential seeds: {record['trials']} of at most {record['max_trials']} trials; "
+            + "; ".join(
+                f"{o['label']}: {o['decision']} after {o['seeds']} seeds" for o in decided.values()
+            )
         )
-        open_keys = set(statistics)
-        for key, (z, paired) in statistics.items():
-            decision = str(decide(design, index, z))
-            if decision != CONTINUE:
-                p_value = adjusted_p_value(design, index, z)
-                decided[key] = _outcome(labels[key], index, paired, decision, z, p_value)
-        if not open_keys - set(decided):
-            break
-    record = {
-        "design": design.describe(),
-        "metric": metric,
-        "trials": len(results),
-        "max_trials": len(spec.points) * design.max_seeds,
-        "configurations": sorted(decided.values(), key=lambda outcome: outcome["label"]),
-    }
-    phases.client.set_tag(phases.parent_run_id, SEQUENTIAL_TAG, json.dumps(record))
-    logger.info(
-        f"Sequential seeds: {record['trials']} of at most {record['max_trials']} trials; "
-        + "; ".join(
-            f"{o['label']}: {o['decision']} after {o['seeds']} seeds" for o in decided.values()
-        )
-    )
-    return results
 
 
 def _outcome(label: str, index: int, seeds: int, decision: str, z: float, p_value: float) -> dict:

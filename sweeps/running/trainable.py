@@ -135,7 +135,7 @@ def run_tracked_trial(
 ) -> None:
     """Entry point Ray calls with one trial: its `space` (a `TrialRequest`, which Tune writes
     to disk); apart from it, where to track and the server's `credentials` (MLflow's
-    variables: sweeps/running/runner.py `SweepPhases._trainable`)."""
+    variables: sweeps/running/tune_phases.py `TunePhases.trainable`)."""
     configure_from_environment()  # the driver's -v/-q; Ray forwards the worker's stdout
     log_disk_full_quietly()  # MLflow's traceback of a full SQLite store: one line
     request = TrialRequest.from_space(space)

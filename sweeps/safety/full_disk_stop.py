@@ -15,7 +15,7 @@ from sweeps.safety.saved_state import drop_if_damaged, error_files_say_disk_full
 class StopOnFullDisk(Callback):
     """Calls Tune's own graceful stop (its handler for TUNE_STOP_SIGNAL, as a Ctrl-C
     does): Tune saves its state with the running trials unfinished, so `--resume` continues
-    them; the runner then sees the full disk in the results (`SweepPhases._fit`). An error
+    them; the runner then sees the full disk in the results (`TunePhases.fit`). An error
     pickle the full disk cut short is deleted first: Tune would fail on it as `fit` ends."""
 
     def on_trial_error(self, iteration: int, trials: list, trial, **info) -> None:

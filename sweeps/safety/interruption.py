@@ -112,12 +112,7 @@ class StopSignals:
         self._mode = "raise"
         self._saved: dict[int, object] = {}
         self._active = False
-        # A raise put off (`_resend`), (signal, first); None when none is. Its resend timer
-        # and the main thread decide under `_resend_lock` which of them makes it: the timer
-        # once it has sent the signal again (`_pending_sent`), else `take_over`; never both.
-        self._pending: tuple[int, bool] | None = None
-        self._pending_sent = False
-        self._resend_lock = threading.RLock()  # re-entered by a handler run inside it
+        self._put_off = PutOffRaise(self._handle)
         # The last raise made, (signal, first): to make it again if Python drops it.
         self._last_raise: tuple[int, bool] | None = None
 
@@ -148,12 +143,12 @@ class StopSignals:
         raise put off while it was replaced (its resend found another handler) is made now."""
         if not self._active:
             return
-        with self._resend_lock:
+        with self._put_off.lock:
             for signum in STOP_SIGNALS:
                 signal.signal(signum, self._handle)
-            if self._pending_sent:  # on its way to `_handle`, which raises it
+            if self._put_off.sent:  # on its way to `_handle`, which raises it
                 return
-            pending, self._pending = self._pending, None
+            pending, self._put_off.pending = self._put_off.pending, None
         if pending is not None and self._mode == "raise":
             self._raise(*pending)
 
@@ -198,8 +193,7 @@ class StopSignals:
             raise SweepInterrupted(self.received, detail)
 
     def _handle(self, signum: int, frame) -> None:
-        with self._resend_lock:
-            resent, self._pending, self._pending_sent = self._pending, None, False
+        resent = self._put_off.take()
         first = self.received is None if resent is None else resent[1]
         if self.received is None:
             self.received = signum
@@ -219,7 +213,7 @@ class StopSignals:
             tune_stop(signum, frame)
             return
         if frame is not None and frame.f_code.co_filename.startswith(IMPORT_MACHINERY):
-            self._resend(signum, first)
+            self._put_off.resend(signum, first)
             return
         self._raise(signum, first)
 
@@ -233,23 +227,42 @@ class StopSignals:
         """`sys.unraisablehook`: a raise that Python dropped (in a `__del__`, a weakref
         callback) is made again; anything else goes to the hook that was there before."""
         if isinstance(unraisable.exc_value, SweepInterrupted) and self._last_raise is not None:
-            self._resend(*self._last_raise)
+            self._put_off.resend(*self._last_raise)
         else:
             self._saved_unraisablehook(unraisable)
 
-    def _resend(self, signum: int, first: bool) -> None:
+
+class PutOffRaise:
+    """A raise that `StopSignals` put off (`pending`: (signal, first), None when none is),
+    its signal sent to the main thread again after RESEND_AFTER_S. The resend timer and the
+    main thread decide under `lock` which of them makes the raise: the timer once it has sent
+    the signal again (`sent`), else `StopSignals.take_over`; never both."""
+
+    def __init__(self, handler):
+        self.pending: tuple[int, bool] | None = None
+        self.sent = False
+        self.lock = threading.RLock()  # re-entered by a handler run inside it
+        self._handler = handler
+
+    def take(self) -> tuple[int, bool] | None:
+        """The raise put off, now taken: (signal, first), or None."""
+        with self.lock:
+            pending, self.pending, self.sent = self.pending, None, False
+        return pending
+
+    def resend(self, signum: int, first: bool) -> None:
         """Send `signum` to the main thread again in a moment, as the `first` signal or not,
-        unless another signal comes before or these handlers are no longer installed."""
+        unless another signal comes before or the handler is no longer installed."""
 
         def send() -> None:
-            with self._resend_lock:
-                if self._pending is pending and signal.getsignal(signum) == self._handle:
-                    self._pending_sent = True
+            with self.lock:
+                if self.pending is pending and signal.getsignal(signum) == self._handler:
+                    self.sent = True
                     signal.pthread_kill(threading.main_thread().ident, signum)
 
         pending = (signum, first)
-        with self._resend_lock:
-            self._pending, self._pending_sent = pending, False
+        with self.lock:
+            self.pending, self.sent = pending, False
         timer = threading.Timer(RESEND_AFTER_S, send)
         timer.daemon = True
         timer.start()

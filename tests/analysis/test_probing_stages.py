@@ -3,7 +3,14 @@
 import pandas as pd
 import pytest
 
-from analysis.probing_stages import plot_probing_stages, shared_bins, stage_runs
+from analysis.probing_stages import (
+    PROBING_PLOT,
+    ProbingStages,
+    plot_probing_stages,
+    probing_stages_figure,
+    shared_bins,
+    stage_runs,
+)
 
 
 def trials(rows):
@@ -56,3 +63,16 @@ def test_bins_are_shared_by_every_state_and_kind(tmp_path):
     path = plot_probing_stages(distances, tmp_path / "probing_stages.png", "seed 0")
     with open(path, "rb") as png:
         assert png.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_figure_draws_the_stages_as_read_and_nothing_without_them(tmp_path):
+    # The reading layer (analysis.sweep_records.read_probing_stages) gives None for a sweep
+    # without probing distances; the figure takes what it read, no client.
+    assert probing_stages_figure(None, tmp_path) == []
+    distances = {
+        "original": {"related": [1.0, 2.0], "unrelated": [3.0, 4.0]},
+        "finetuned": {"related": [0.5], "unrelated": [8.0]},
+    }
+    assert probing_stages_figure(ProbingStages(3, distances), tmp_path) == [
+        str(tmp_path / PROBING_PLOT)
+    ]

@@ -3,6 +3,7 @@ against published ones, and its type-I error, power and seeds spent on simulated
 comparisons (analysis/seed_simulation.py)."""
 
 import os
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -109,8 +110,8 @@ def test_a_design_without_a_seed_variance_is_refused():
 
 
 class _FakePhases:
-    """What `run_seed_rounds` uses of `sweeps.running.runner.SweepPhases`: each round's points
-    and seeds are recorded and every trial 'finishes'."""
+    """What `SeedRoundPhases` uses of `sweeps.running.tune_phases.TunePhases`: each round's
+    points and seeds are recorded and every trial 'finishes'."""
 
     def __init__(self, spec):
         self.spec, self.parent_run_id, self.rounds, self.tags = spec, "parent", [], {}
@@ -121,12 +122,13 @@ class _FakePhases:
 
     def run_grid(self, phase, points, seeds):
         self.rounds.append((phase, [dict(p) for p in points], list(seeds)))
-        return [object()] * (len(points) * len(seeds))
+        return [SimpleNamespace(error=None, metrics={})] * (len(points) * len(seeds))
 
 
 def test_rounds_stop_decided_configurations_and_keep_the_baseline(monkeypatch):
     import json
 
+    from analysis import sequential
     from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
     from sweeps.experiment import experiment_spec
@@ -145,13 +147,13 @@ def test_rounds_stop_decided_configurations_and_keep_the_baseline(monkeypatch):
         lambda client, parent, spec, keys: ("dev/en/accuracy", next(z_by_round)),
     )
     phases = _FakePhases(spec)
-    results = sequential_seeds.run_seed_rounds(phases)
+    results, failed = sequential_seeds.SeedRoundPhases(phases).run()
     assert [(phase, seeds, len(points)) for phase, points, seeds in phases.rounds] == [
         ("grid-round1", [0, 1, 2], 3),
         ("grid-round2", [3], 2),
     ]
-    assert len(results) == 9 + 2  # of at most 3 configurations x 5 seeds
-    record = json.loads(phases.tags[sequential_seeds.SEQUENTIAL_TAG])
+    assert len(results) == 9 + 2 and failed == 0  # of at most 3 configurations x 5 seeds
+    record = json.loads(phases.tags[sequential.SEQUENTIAL_TAG])
     assert record["trials"] == 11 and record["max_trials"] == 15
     outcomes = {o["decision"]: o for o in record["configurations"]}
     assert outcomes["futility"]["rounds"] == 1 and outcomes["efficacy"]["rounds"] == 2

@@ -76,9 +76,9 @@ CASES = [
     ("unknown setting", ["--set", "nonsense=1"], ["nonsense", "unknown setting"]),
     ("assignment without =", ["--set", "beta"], ["--set", "KEY=VALUE"]),
     (
-        "method fixed by the script",
-        ["--set", "method=ear"],
-        ["method", "fixed by the sweep script"],
+        "adaptation fixed by the script",
+        ["--set", "adaptation=adjusted"],
+        ["adaptation", "fixed by the sweep script"],
     ),
     ("single seed instead of seeds", ["--set", "seed=3"], ["seed", "seeds=0,1,2"]),
     ("repeated seeds", ["--set", "seeds=1,1"], ["seeds", "distinct"]),

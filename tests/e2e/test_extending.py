@@ -1,12 +1,14 @@
 """docs/extending.md, followed step by step in a temporary package on PYTHONPATH, named in
-XLT_PLUGINS: an objective (a declaration and a class: EAR with an L1 embedding push, nothing
-else) and a pair task (a declaration and a loader of synthetic pairs, nothing else), each run
-through a sweep's `--dry-run` (a sweep script in the package: "Add a sweep") and one tiny
-trial (`python -m xlt_core`); a declaration missing a required field stops the import of
-the project's configuration, naming the declaration and the field."""
+XLT_PLUGINS: an objective (a declaration with a setting of its own and a class: EAR with a
+scaled L1 embedding push, nothing else) and a pair task (a declaration and a loader of
+synthetic pairs, nothing else), each run through a sweep's `--dry-run` (a sweep script in the
+package: "Add a sweep") and one tiny trial (`python -m xlt_core`, the objective's setting
+given with `--set`, a bad value of it refused); a declaration missing a required field stops
+the import of the project's configuration, naming the declaration and the field."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -22,14 +24,22 @@ REPO = Path(__file__).resolve().parents[2]
 
 # "Add an objective", step 1: the class (it may import torch).
 OBJECTIVE_CLASS = '''
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xlt_core.objectives.ear import EAR
 
 
 @dataclass
 class EARL1(EAR):
-    """EAR whose embedding push is the L1 distance of the mean-pooled word embeddings."""
+    """EAR whose embedding push is the L1 distance of the mean-pooled word embeddings,
+    times l1_scale."""
+
+    l1_scale: float = 1.0
+
+    @classmethod
+    def from_config(cls, config, pad_id, synonyms):
+        objective = super().from_config(config, pad_id, synonyms)
+        return replace(objective, l1_scale=config.l1_scale)
 
     def target_weights(self):
         return {"ept_l1": self.alpha, "apt": self.beta}
@@ -39,19 +49,30 @@ class EARL1(EAR):
         embeddings = output.hidden_states[0]
         mask = batch["attention_mask"].unsqueeze(-1).to(embeddings.dtype)
         pooled = (embeddings * mask).sum(1) / mask.sum(1)
-        parts["ept_l1"] = -(pooled[:size] - pooled[size:]).abs().mean()
+        parts["ept_l1"] = -self.l1_scale * (pooled[:size] - pooled[size:]).abs().mean()
         return parts
 '''
-# Step 2: its declaration, in a torch-free module.
+# Step 2: its settings and its declaration, in a torch-free module: EAR's settings and a
+# knob of its own.
 OBJECTIVE_DECLARATION = """
+from dataclasses import dataclass
+
+from xlt_core.objective_settings import setting
+from xlt_core.objectives.declarations import EarSettings
 from xlt_core.registry import ObjectiveDeclaration, register_objective
+
+
+@dataclass(frozen=True)
+class EarL1Settings(EarSettings):
+    l1_scale: float = setting(1.0, at_least=0.0, at_most=10.0, source="the L1 push as is")
+
 
 register_objective(
     ObjectiveDeclaration(
         name="ear_l1",
         implementation="xlt_demo.ear_l1:EARL1",
         step_cost=1.66,
-        hyperparameters=("alpha", "beta", "layer", "m"),
+        settings=EarL1Settings,
         uses_synonyms=True,
         copies=True,
         paired_rows=True,
@@ -91,7 +112,7 @@ def languages(source, split, data_dir):
 register_task(
     TaskDeclaration(
         name="toy_pairs",
-        implementation="xlt_core.tasks.pair_task:PairClassificationTask",
+        implementation="xlt_core.tasks.pair_classification_task:PairClassificationTask",
         head="sequence_classification",
         metric="accuracy",
         selection_set="{dev_lang}",
@@ -189,15 +210,39 @@ def test_the_sweep_dry_run_plans_the_new_objective_on_the_new_task(plugin):
     assert completed.returncode == 0, completed.stderr[-3000:]
     out = completed.stdout
     assert "2 configurations x 1 seeds = 2 trials" in out
-    assert "ear_l1 alpha=1 beta=0.1 layer=2 m=1" in out
+    assert "ear_l1 alpha=1 beta=0.1 layer=2 m=1 l1_scale=1" in out
     assert _written(plugin) == before  # nothing trained or tracked
 
 
 @pytest.mark.slow
 def test_the_new_objective_trains_a_tiny_trial(plugin):
-    metrics, out = _trial(plugin, task="xnli", method="ear_l1")
+    metrics, out = _trial(plugin, task="xnli", method="ear_l1", l1_scale=0)
     assert "dev/en/accuracy" in metrics["metrics"]
-    assert "train/ept_l1=" in out  # the plugin's class computed the loss
+    # The plugin's class computed the loss, with the setting given: no L1 push at all.
+    assert re.search(r"train/ept_l1=-?0\.0000,", out), out[-3000:]
+
+
+def test_the_new_objectives_setting_reaches_it(plugin):
+    code = (
+        "from xlt_core.config import TrialConfig; "
+        "from xlt_core.objectives import build_objective; "
+        "config = TrialConfig.from_dict({'method': 'ear_l1', 'l1_scale': '2.5'}); "
+        "print(build_objective(config, 0, {'dog': ['hound']}).l1_scale)"
+    )
+    completed = _run(["-c", code], plugin)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert completed.stdout.strip() == "2.5"
+
+
+@pytest.mark.parametrize(
+    ("value", "allowed"),
+    [("11", "l1_scale=11.0: a number in [0.0, 10.0]"), ("big", "l1_scale='big': a number")],
+)
+def test_a_bad_value_of_the_new_objectives_setting_exits_2_naming_it(plugin, value, allowed):
+    sets = ["--set", "method=ear_l1", "--set", f"l1_scale={value}"]
+    completed = _run(["-m", "xlt_core", *sets], plugin)
+    assert completed.returncode == 2
+    assert f"error: invalid setting {allowed}" in completed.stderr
 
 
 @pytest.mark.slow
@@ -235,3 +280,56 @@ def test_the_sweep_runs_both_in_ray_workers(plugin, tmp_path):
     assert all(run.info.status == "FINISHED" for run in runs)
     assert "train/ept_l1" in by_method["ear_l1"].data.metrics
     assert "test/de/accuracy" in by_method["finetune"].data.metrics
+
+
+# "Add an objective", step 3, in a sweep: the project's own sweep script with the plugin's
+# objective in place of EAR, two of its axes fixed with --set (its own knob, and a layer the
+# two-layer model has).
+PROJECT_SWEEP = REPO / "sweeps" / "ear_xnli.py"
+IN_PLACE_OF_EAR = [
+    *("--set", "method=ear_l1", "--set", "l1_scale=0.5"),
+    *("--set", "tiny_layers=2", "--set", "layer=2"),
+]
+
+
+def test_a_project_sweep_plans_the_plugin_objective_in_place_of_its_own(plugin):
+    completed = _run([str(PROJECT_SWEEP), *IN_PLACE_OF_EAR, "--dry-run"], plugin)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    out = completed.stdout
+    assert "Method: ear_l1 in place of ear (--set method=ear_l1), the baseline kept" in out
+    # The estimate's rows: trials, tokens, GPU-hours, GiB, then the configuration.
+    rows = [line.split() for line in out.splitlines() if line.startswith("       ")]
+    labels = [" ".join(row[4:]) for row in rows]
+    assert labels == ["finetune", "ear_l1 alpha=1 beta=0.1 layer=2 m=1 l1_scale=0.5"]
+
+
+@pytest.mark.slow
+def test_a_project_sweep_runs_the_plugin_objective_in_ray_workers(plugin, tmp_path):
+    from mlflow import MlflowClient
+
+    small = [
+        "epochs=1",
+        "max_train_examples=16",
+        "max_eval_examples=8",
+        "max_seq_length=32",
+        "target_langs=es",
+        "seeds=0",
+        "log_models=false",
+    ]
+    overrides = [arg for setting in small for arg in ("--set", setting)]
+    client = MlflowClient(tracking_store(tmp_path))
+    run_command(
+        [str(PROJECT_SWEEP), *IN_PLACE_OF_EAR, *overrides], tmp_path, env=_environment(plugin)
+    )
+    experiment = client.get_experiment_by_name("ear_xnli")
+    runs = [
+        run
+        for run in client.search_runs([experiment.experiment_id], max_results=100)
+        if run.data.tags.get("mlflow.parentRunId")
+    ]
+    by_method = {run.data.params["method"]: run for run in runs}
+    assert set(by_method) == {"finetune", "ear_l1"} and len(runs) == 2
+    assert all(run.info.status == "FINISHED" for run in runs)
+    assert "train/ept_l1" in by_method["ear_l1"].data.metrics
+    params = by_method["ear_l1"].data.params
+    assert (params["layer"], params["l1_scale"]) == ("2", "0.5")

@@ -20,8 +20,9 @@ import pytest
 from conftest import scaled_timeout, what_went_wrong
 from sweep_helpers import SCRIPT, child_runs, parent_runs, plugin_sweep, sqlite_uri
 
-from sweeps.running.runner import SweepOptions, SweepPhases, _stopped
+from sweeps.running.runner import SweepOptions, _stopped
 from sweeps.running.trial_request import TrialRequest
+from sweeps.running.tune_phases import TunePhases
 from sweeps.safety import saved_state, storage_checks
 from sweeps.safety.storage_checks import StorageFull, check_storage, is_disk_full, trial_bytes
 from xlt_core.config import TrialConfig
@@ -298,7 +299,7 @@ def test_error_pickles_a_full_disk_cut_short_are_removed_before_tune_reads_them(
 
 def test_a_fit_that_failed_on_a_cut_error_pickle_returns_its_saved_results(tmp_path):
     """Tune unpickles the failed trials' error.pkl as `fit` ends: a cut one failed it."""
-    from sweeps.running.runner import _fit_results
+    from sweeps.running.tune_phases import _fit_results
 
     (tmp_path / "trial_0").mkdir()
     (tmp_path / "trial_0" / "error.pkl").write_bytes(b"")
@@ -382,9 +383,9 @@ def test_checkpoints_that_exist_or_cannot_be_replaced_are_left_alone(tmp_path, c
 
 def _phases(results) -> SimpleNamespace:
     return SimpleNamespace(
-        _grid_tuner=lambda phase, points, seeds: "tuner",
-        _fit=lambda phase, tuner: results,
-        _path=lambda phase: f"ray_results/sweep-{phase}",
+        grid_tuner=lambda phase, points, seeds: "tuner",
+        fit=lambda phase, tuner: results,
+        path=lambda phase: f"ray_results/sweep-{phase}",
     )
 
 
@@ -392,9 +393,9 @@ def test_a_grid_phase_with_trials_missing_is_not_complete():
     points, seeds = [{"method": "finetune"}, {"method": "ear"}], [0, 1, 2]
     ended = [SimpleNamespace(error=None, metrics={})] * 2  # 2 of 6: the state lost the rest
     with pytest.raises(DataError, match="2 of 6 trials ended"):
-        SweepPhases.run_grid(_phases(ended), "grid", points, seeds)
+        TunePhases.run_grid(_phases(ended), "grid", points, seeds)
     every = [SimpleNamespace(error=None, metrics={})] * 6
-    assert SweepPhases.run_grid(_phases(every), "grid", points, seeds) == every
+    assert TunePhases.run_grid(_phases(every), "grid", points, seeds) == every
 
 
 def test_a_trial_stopped_by_a_full_disk_stops_the_phase_unfinished():
@@ -403,11 +404,11 @@ def test_a_trial_stopped_by_a_full_disk_stops_the_phase_unfinished():
     phases = SimpleNamespace(
         signals=SimpleNamespace(tune_fit=_no_context),
         restored_phases=(),
-        _path=lambda phase: "ray_results/sweep-grid",
-        _saved_trials=lambda phase: [],
+        path=lambda phase: "ray_results/sweep-grid",
+        saved_trials=lambda phase: [],
     )
     with pytest.raises(RuntimeError, match="No space left"):
-        SweepPhases._fit(phases, "grid", tuner)
+        TunePhases.fit(phases, "grid", tuner)
 
 
 def _no_context():

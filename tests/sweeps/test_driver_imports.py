@@ -36,19 +36,19 @@ from unittest import mock
 import ray
 from sweeps import ear_xnli
 from sweeps.cli import main
-from sweeps.running.runner import SweepPhases
+from sweeps.running.strategies import GridPhases
 args = ["--preset", "paper", "--data-dir", sys.argv[2], "--set", f"model={sys.argv[1]}",
         "--set", "seeds=0", "--set", "target_langs=de,es"]
 dry_run = main(ear_xnli, [*args, "--dry-run"])
 parents = []
 def run_no_phase(self):
-    parents.append(self.parent_run_id)
+    parents.append(self.phases.parent_run_id)
     return [], 0
 with mock.patch.object(ray, "is_initialized", return_value=False), \\
         mock.patch.object(ray, "init"), mock.patch.object(ray, "shutdown"), \\
         mock.patch.object(ray, "nodes", return_value=[]), \\
         mock.patch.object(ray, "cluster_resources", return_value={"CPU": 2.0}), \\
-        mock.patch.object(SweepPhases, "run", run_no_phase):
+        mock.patch.object(GridPhases, "run", run_no_phase):
     code = main(ear_xnli, args)
 heavy = sorted(m for m in ("torch", "transformers") if m in sys.modules)
 print(json.dumps({"dry_run": dry_run, "code": code, "parents": parents, "heavy": heavy}))

@@ -412,6 +412,7 @@ def _sweep_without_ray(monkeypatch, tmp_path, fit_outcome, resume=False, statuse
     from sweep_helpers import smoke_spec
 
     import sweeps.running.runner as runner
+    from sweeps.running.tune_phases import TunePhases
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(runner, "_ray_session", lambda *a: contextlib.nullcontext({"CPU": 2}))
@@ -419,9 +420,9 @@ def _sweep_without_ray(monkeypatch, tmp_path, fit_outcome, resume=False, statuse
     for name in ("check_gpus_present", "check_cpus_fit", "alive_node_cpus", "check_storage"):
         monkeypatch.setattr(runner, name, lambda *a, **k: None)
     monkeypatch.setattr(runner, "_report", lambda spec, options, client, run, failed, s: failed)
-    monkeypatch.setattr(runner.SweepPhases, "_grid_tuner", lambda self, *a: fit_outcome(self))
+    monkeypatch.setattr(TunePhases, "grid_tuner", lambda self, *a: fit_outcome(self))
     saved = [types.SimpleNamespace(trial_id=t, status=s) for t, s in (statuses or STATUSES).items()]
-    monkeypatch.setattr(runner.SweepPhases, "_saved_trials", lambda self, phase: saved)
+    monkeypatch.setattr(TunePhases, "saved_trials", lambda self, phase: saved)
     uri = tracking_store(tmp_path)
     spec = smoke_spec("ear_xnli", ["seeds=0"])
     options = runner.SweepOptions(tracking_uri=uri, resume=resume, max_failures=0)
@@ -622,7 +623,7 @@ def test_a_resume_asked_to_rerun_errored_trials_restores_them(monkeypatch):
     """What `--resume` of a dead baseline's parent asks Tune: its errored trials resumed."""
     from ray import tune
 
-    import sweeps.running.runner as runner
+    from sweeps.running import tune_phases
     from sweeps.safety.dead_baseline import RERUN_ERRORED_TAG
 
     asked = {}
@@ -630,17 +631,17 @@ def test_a_resume_asked_to_rerun_errored_trials_restores_them(monkeypatch):
     monkeypatch.setattr(
         tune.Tuner, "restore", staticmethod(lambda path, trainable, **how: asked.update(how))
     )
-    monkeypatch.setattr(runner, "check_saved_state", lambda path, planned: [])
+    monkeypatch.setattr(tune_phases, "check_saved_state", lambda path, planned: [])
     phases = types.SimpleNamespace(
-        _path=lambda phase: "/nonexistent/sweep-grid",
+        path=lambda phase: "/nonexistent/sweep-grid",
         restored_phases=set(),
         tags={RERUN_ERRORED_TAG: "true"},
-        _trainable=lambda: None,
+        trainable=lambda: None,
     )
-    runner.SweepPhases._restorable(phases, "grid")
+    tune_phases.TunePhases.restorable(phases, "grid")
     assert asked["resume_errored"] is True and asked["restart_errored"] is False
     phases.tags = {}
-    runner.SweepPhases._restorable(phases, "grid")
+    tune_phases.TunePhases.restorable(phases, "grid")
     assert asked["resume_errored"] is False
 
 

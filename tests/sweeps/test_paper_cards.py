@@ -35,8 +35,8 @@ from xlt_core.errors import ConfigError
 from xlt_core.objectives.finetune import FineTune
 from xlt_core.precision import autocast
 from xlt_core.preflight import check_supported
-from xlt_core.tasks import pair_classification
-from xlt_core.tasks.pair_classification import EncodedPairs, PairTrainingSet
+from xlt_core.tasks import pair_encoding_and_scoring
+from xlt_core.tasks.pair_encoding_and_scoring import EncodedPairs, PairTrainingSet
 from xlt_schema import PAPER_TAG, PARENT_ROLE, ROLE_TAG
 
 DING = load_card("ding2022")
@@ -476,12 +476,12 @@ def test_training_and_evaluation_pass_the_trials_precision(monkeypatch):
         return autocast(device, precision)
 
     monkeypatch.setattr(train, "autocast", spy)
-    monkeypatch.setattr(pair_classification, "autocast", spy)
+    monkeypatch.setattr(pair_encoding_and_scoring, "autocast", spy)
     model, cpu = tiny_pair_classifier(), torch.device("cpu")
     encoded = EncodedPairs([[1, 5, 2, 6, 2], [1, 7, 2, 8, 9, 2]], [[0, 0, 0, 1, 1]] * 2, [0, 2])
     config = TrialConfig(precision="fp32")
     optimizer, scheduler = train.optimizer_and_schedule(model, config, 1)
     training_set = PairTrainingSet(encoded, 0)
     train.train_step(model, FineTune(), training_set, [0, 1], optimizer, scheduler, config, cpu)
-    pair_classification.predict(model, encoded, 2, 0, cpu, precision="fp32")
+    pair_encoding_and_scoring.predict(model, encoded, 2, 0, cpu, precision="fp32")
     assert asked == ["fp32", "fp32"]

@@ -10,8 +10,10 @@ from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
 from sweeps.experiment import experiment_spec
 from sweeps.running import runner, search
+from sweeps.running.search_phases import SearchPhases
 from sweeps.running.trainable import TRIAL_COMPLETE
 from sweeps.running.trial_request import TRIAL_INDEX, TrialRequest
+from sweeps.running.tune_phases import TunePhases
 from xlt_core.errors import ConfigError
 from xlt_schema import RAY_NAME_TAG
 
@@ -28,8 +30,8 @@ def test_phase_one_repeats_each_sampled_configuration_over_the_seeds(tmp_path):
     )
     spec = _search_spec(search_seeds=2, search_trials=3)
     tags = {RAY_NAME_TAG: "sweep"}
-    phases = runner.SweepPhases(spec, options, None, "1", "parent", tags, {"cpu": 1}, None)
-    internal = phases._search_tuner()._local_tuner
+    phases = TunePhases(spec, options, None, "1", "parent", tags, {"cpu": 1}, None)
+    internal = SearchPhases(phases).search_tuner()._local_tuner
     config = internal._tune_config
     assert type(config.search_alg).__name__ == "Repeater" and config.search_alg.repeat == 2
     assert config.scheduler is None  # Ray: no early-stopping scheduler with Repeater

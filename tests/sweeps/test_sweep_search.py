@@ -29,7 +29,7 @@ from sweep_helpers import (
 
 from analysis.collect import collect_trials
 from sweeps.running import search
-from sweeps.running.runner import OPTUNA_STORAGE_TAG, OPTUNA_STUDY_TAG
+from sweeps.running.search_phases import OPTUNA_STORAGE_TAG, OPTUNA_STUDY_TAG
 from xlt_core.errors import ConfigError
 from xlt_schema import CONFIG_KEY_TAG, PHASE_TAG, STOPPED_EARLY_TAG, TRIAL_ID_TAG
 

@@ -22,7 +22,7 @@ from xlt_core.models import tiny_tokenizer
 from xlt_core.objectives.ear import AugmentedPairTrainingSet
 from xlt_core.reporting import ListReporter
 from xlt_core.tasks.extractive_qa import QAFeatures, QATrainingSet, encode_qa, predict_answers
-from xlt_core.tasks.pair_classification import EncodedPairs, PairTrainingSet, predict
+from xlt_core.tasks.pair_encoding_and_scoring import EncodedPairs, PairTrainingSet, predict
 from xlt_core.tasks.retrieval import layer_sentence_vectors
 from xlt_core.tasks.token_classification import EncodedTokens, TokenTrainingSet, predict_tags
 from xlt_core.train import LENGTH_GROUP_BATCHES, epoch_batches, train

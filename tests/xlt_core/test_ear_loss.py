@@ -15,7 +15,7 @@ from xlt_core.objectives.ear import (
     masked_mean,
 )
 from xlt_core.objectives.finetune import FineTune
-from xlt_core.tasks.pair_classification import EncodedPairs, PairTrainingSet
+from xlt_core.tasks.pair_encoding_and_scoring import EncodedPairs, PairTrainingSet
 
 LAYERS = 4
 

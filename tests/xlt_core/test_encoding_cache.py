@@ -16,7 +16,7 @@ from xlt_core.encoding_cache import (
     tokenizer_fingerprint,
 )
 from xlt_core.models import tiny_tokenizer
-from xlt_core.tasks.pair_classification import EncodedPairs, encode_pairs
+from xlt_core.tasks.pair_encoding_and_scoring import EncodedPairs, encode_pairs
 
 TEXTS = ["the man buys the car", "the woman sells a red boat", "a kid finds the ball"]
 

@@ -8,8 +8,8 @@ from xlt_core.data.examples import PairExample
 from xlt_core.data.loading import load_split
 from xlt_core.errors import DataError
 from xlt_core.models import load_model
-from xlt_core.tasks.pair_classification import encode_pairs, predict, score_predictions
-from xlt_core.tasks.pair_evaluation import (
+from xlt_core.tasks.pair_encoding_and_scoring import encode_pairs, predict, score_predictions
+from xlt_core.tasks.pair_evaluation_sets import (
     MIXED_LANGUAGE_SEED,
     cross_lingual_pairs,
     evaluation_sets,

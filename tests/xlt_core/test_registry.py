@@ -16,7 +16,9 @@ from xlt_core import config, registry
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PairExample
 from xlt_core.errors import ConfigError
+from xlt_core.objective_settings import setting
 from xlt_core.objectives import OBJECTIVES, build_objective
+from xlt_core.objectives.declarations import Ball, NoiseTarget
 from xlt_core.registry import (
     ALL,
     DeclarationError,
@@ -34,7 +36,7 @@ PLAIN_OBJECTIVE = ObjectiveDeclaration(
 )
 PAIR_TASK = TaskDeclaration(
     name="pairs",
-    implementation="xlt_core.tasks.pair_task:PairClassificationTask",
+    implementation="xlt_core.tasks.pair_classification_task:PairClassificationTask",
     head="sequence_classification",
     metric="accuracy",
     selection_set="{dev_lang}",
@@ -45,12 +47,25 @@ PAIR_TASK = TaskDeclaration(
 )
 
 
+@dataclasses.dataclass(frozen=True)
+class PlainFields:
+    gamma: float = 1.0  # not a setting()
+
+
+@dataclasses.dataclass(frozen=True)
+class LateSettings(Ball, NoiseTarget):
+    """A late objective's settings: built-in ones (shared) and one of its own."""
+
+    reach: float = setting(0.5, above=0, search=("float", 0.1, 1.0, 0.1))
+
+
 @pytest.fixture
 def scratch_registry(monkeypatch):
     """The registry with its built-in declarations, restored after the test."""
     registry.objective_names()  # the built-ins, loaded
     monkeypatch.setattr(registry, "_objectives", dict(registry._objectives))
     monkeypatch.setattr(registry, "_tasks", dict(registry._tasks))
+    monkeypatch.setattr(registry, "_declared_settings", dict(registry._declared_settings))
 
 
 @pytest.mark.parametrize("missing", ObjectiveDeclaration.REQUIRED)
@@ -70,10 +85,10 @@ def test_a_task_missing_a_required_field_is_refused_naming_it(scratch_registry, 
 @pytest.mark.parametrize(
     ("change", "field", "message"),
     [
-        ({"hyperparameters": ("alpha", "gamma")}, "hyperparameters", "gamma is not a TrialConfig"),
+        ({"settings": dict}, "settings", "a dataclass of setting"),
+        ({"settings": PlainFields}, "settings", "gamma is not declared with setting"),
         ({"implementation": "no_colon"}, "implementation", "'module:attribute'"),
         ({"name": "finetune"}, "name", "already registered"),
-        ({"search_ranges": {"alpha": ("float", 0, 1, 0.1)}}, "search_ranges", "alpha is not"),
         ({"original_kept_when": ("gamma", 1)}, "original_kept_when", "gamma is not"),
     ],
 )
@@ -150,11 +165,7 @@ def test_the_tables_are_the_declarations():
 def test_an_objective_registered_after_the_imports_is_in_every_table(scratch_registry):
     # config and spaces are imported above, before this registration.
     late = dataclasses.replace(
-        PLAIN_OBJECTIVE,
-        name="late",
-        hyperparameters=("epsilon", "noise_sigma"),
-        search_ranges={"epsilon": ("float", 0.01, 0.1, 0.01)},
-        perturbs=True,
+        PLAIN_OBJECTIVE, name="late", settings=LateSettings, searched=True, perturbs=True
     )
     registry.register_objective(late)
     assert TrialConfig.from_dict({"method": "late", "epsilon": 0.05}).hyperparameters() == {
@@ -162,12 +173,14 @@ def test_an_objective_registered_after_the_imports_is_in_every_table(scratch_reg
         "adaptation": "none",
         "epsilon": 0.05,
         "noise_sigma": 0.01,
+        "reach": 0.5,
     }
     assert "late" in config.METHODS and "late" in config.PERTURBING_METHODS
-    assert config.METHOD_HYPERPARAMETERS["late"] == ("epsilon", "noise_sigma")
+    # In the order the settings were declared (the shared ones where they first were).
+    assert config.METHOD_HYPERPARAMETERS["late"] == ("noise_sigma", "epsilon", "reach")
     assert "late" in config.allowed_values()["method"]
     assert "late" in TASKS["xnli"].objectives
-    assert spaces.SEARCH_RANGES["late"] == {"epsilon": ("float", 0.01, 0.1, 0.01)}
+    assert spaces.SEARCH_RANGES["late"] == {"reach": ("float", 0.1, 1.0, 0.1)}
     points = spaces.override_axis([{"method": "late"}, {"method": "ear"}], "epsilon", 0.02)
     assert points == [{"method": "late", "epsilon": 0.02}, {"method": "ear"}]
 

@@ -23,7 +23,7 @@ from xlt_core.objectives.perturbation import (
     word_embeddings,
 )
 from xlt_core.objectives.smoothing import RandomPerturbation, SynonymAugmentation
-from xlt_core.tasks.pair_classification import EncodedPairs, PairTrainingSet
+from xlt_core.tasks.pair_encoding_and_scoring import EncodedPairs, PairTrainingSet
 
 # Rows of different lengths, so that the batch has padding.
 ENCODED = EncodedPairs(

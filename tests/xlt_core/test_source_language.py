@@ -20,7 +20,7 @@ from xlt_core.data.xnli import load_xnli
 from xlt_core.errors import ConfigError
 from xlt_core.reporting import ListReporter
 from xlt_core.tasks import TASKS
-from xlt_core.tasks.pair_evaluation import (
+from xlt_core.tasks.pair_evaluation_sets import (
     MIXED_LANGUAGE_SEED,
     evaluation_sets,
     mixed_language_pairs,

@@ -2,9 +2,10 @@
 
 Adding an objective (docs/extending.md): a class with `from_config(config, pad_id,
 synonyms)`, `training_set(examples, encode, seed)` and `loss(model, batch)`
-(`objectives/base.py`), and one `registry.ObjectiveDeclaration` naming it, the one place its
-name is typed (a class carries none, so a subclass cannot keep its parent's): the built-in
-ones in `objectives/declarations.py`, a plugin's in a module named in XLT_PLUGINS. Every
+(`objectives/base.py`), and one `registry.ObjectiveDeclaration` naming it and its settings
+(a dataclass of `objective_settings.setting` fields), the one place its name is typed (a
+class carries none, so a subclass cannot keep its parent's): the built-in ones in
+`objectives/declarations.py`, a plugin's in a module named in XLT_PLUGINS. Every
 table that lists objectives derives from the declarations; the tasks whose declaration says
 `objectives=ALL` (the pair tasks) support it at once. This package imports no torch: a
 class is imported when a trial builds its objective.

@@ -48,7 +48,7 @@ from xlt_core.objectives.perturbation import (
     real_token_mask,
     word_embeddings,
 )
-from xlt_core.tasks.pair_classification import EncodedPairs
+from xlt_core.tasks.pair_encoding_and_scoring import EncodedPairs
 
 
 def masked_mean(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:

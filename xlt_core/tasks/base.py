@@ -19,8 +19,8 @@ and implemented by an object, built from its declaration, that has:
 - `evaluator(config, model, tokenizer, device)`: an `Evaluator` over every evaluation set.
 
 Adding a task (docs/extending.md): a declaration naming such a class, e.g. a pair task's
-declaration naming `tasks.pair_task:PairClassificationTask` with its loader, lister and
-labels: nothing else. Its torch-side helpers (encoding, prediction) are imported inside
+declaration naming `tasks.pair_classification_task:PairClassificationTask` with its loader,
+lister and labels: nothing else. Its torch-side helpers (encoding, prediction) are imported inside
 `encoder` and `evaluator`: the sweep driver's pre-flight (`xlt_core.preflight`) imports TASKS
 and runs `check` and `read` without torch.
 """

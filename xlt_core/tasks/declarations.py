@@ -7,7 +7,7 @@ measured 2026-11-30 on the shared sample (../shared/data) with str.split.
 from xlt_core.data.examples import NER_LABELS, PAWSX_LABELS, XNLI_LABELS
 from xlt_core.registry import ALL, TaskData, TaskDeclaration, register_task
 
-_PAIR_TASK = "xlt_core.tasks.pair_task:PairClassificationTask"
+_PAIR_TASK = "xlt_core.tasks.pair_classification_task:PairClassificationTask"
 # The objectives that work on any head's loss: EAR and RS-DA copy sentence pairs and are
 # not defined for tagged sentences or QA windows.
 _ANY_HEAD_OBJECTIVES = ("finetune", "adv", "rs_rp")

@@ -4,7 +4,7 @@ It supports every objective (EAR and RS-DA copy a sentence pair word by word and
 label) and every adaptation. It trains on `source_lang` (English, or a translated training
 set) and selects on the dev set of `config.dev_lang`. Evaluation sets: English dev (and the
 selecting dev), every test language, and on request the generalized pairs and the
-mixed-language set (`tasks/pair_evaluation.py`).
+mixed-language set (`tasks/pair_evaluation_sets.py`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from xlt_core.config import TrialConfig
 from xlt_core.data.loading import check_data, load_split
 from xlt_core.registry import DeclarationError, TaskDeclaration
 from xlt_core.tasks.base import DeclaredTask, SetEvaluator
-from xlt_core.tasks.pair_evaluation import evaluation_sets
+from xlt_core.tasks.pair_evaluation_sets import evaluation_sets
 
 
 class PairClassificationTask(DeclaredTask):
@@ -42,7 +42,7 @@ class PairClassificationTask(DeclaredTask):
         return [text for example in examples for text in (example.sentence1, example.sentence2)]
 
     def encoder(self, config: TrialConfig, tokenizer, training_examples):
-        from xlt_core.tasks.pair_classification import PairTrainingSet, encode_pairs
+        from xlt_core.tasks.pair_encoding_and_scoring import PairTrainingSet, encode_pairs
 
         def encode(examples) -> PairTrainingSet:
             # The plain training set is the same for every trial: cache it on disk too.
@@ -53,7 +53,11 @@ class PairClassificationTask(DeclaredTask):
         return encode
 
     def evaluator(self, config: TrialConfig, model, tokenizer, device) -> SetEvaluator:
-        from xlt_core.tasks.pair_classification import encode_pairs, predict, score_predictions
+        from xlt_core.tasks.pair_encoding_and_scoring import (
+            encode_pairs,
+            predict,
+            score_predictions,
+        )
 
         cache = Path(config.cache_dir)
         sets = {
