@@ -171,12 +171,11 @@ def _check_writable(args) -> None:
     path = Path(args.tracking_uri.removeprefix("sqlite:///"))
     if not args.tracking_uri.startswith("sqlite:///") or not path.is_file():
         return  # a server checks its own writes; a missing file is named by the report
+    client = connect(args.tracking_uri)  # first, a file that is no MLflow store is refused
     problem = sqlite_write_problem(path)
     if problem is None:
         return
-    parent = sweep_parent(
-        find_parent_run(connect(args.tracking_uri), args.experiment, args.parent_run)
-    )
+    parent = sweep_parent(find_parent_run(client, args.experiment, args.parent_run))
     if is_complete(parent):
         raise ValueError(
             f"the MLflow database {path} cannot be written ({problem}): the report of a "

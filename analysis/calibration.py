@@ -5,31 +5,29 @@
 a given number of points), each on a fresh test set, and counts how often each test rejects at
 alpha 0.05.
 
-The data model is a probit one, as :mod:`analysis.seed_simulation`'s: unit (example, or entity
-slot for NER) i of run (method m, seed s) is right when
+The data model is a probit one, as :mod:`analysis.seed_simulation`'s
+(:mod:`analysis.calibration_model`: per example a difficulty shared by both methods, each
+method's own effect on it, a whole run's seed shift and each prediction's own noise). Three
+kinds of scores: 0/1 accuracy; continuous per-example scores (Phi of the latent, an F1-like
+score in (0, 1)); NER counts per sentence (1-3 gold entities, each found when its latent is
+positive, and a spurious entity when a further latent falls below the accuracy's quantile,
+tested on pooled entity F1).
 
-    mu + difficulty[i] + method[m, i] + shift[m, s] + noise[m, s, i] + gain[m] > 0
-
-``difficulty`` ~ N(0, 1) is shared by both methods; ``method`` ~ N(0, omega^2) is each method's
-own view of an example (omega 0: the methods agree on every example's difficulty, and a run
-of each disagrees only through seed noise, on 13% of the examples at accuracy 0.7; omega
-``DISAGREEING_OMEGA``: on 20%, of which 6 points are the methods' own); ``shift`` ~ N(0,
-tau^2) is a whole run's seed shift, tau set so that a run's accuracy varies by ``seed_sd``
-points from seed to seed; ``noise`` ~ N(0, ``NOISE_SD``^2) is each prediction's own. ``mu``
-gives the accuracy. Three kinds of scores: 0/1 accuracy; continuous per-example scores
-(Phi of the latent, an F1-like score in (0, 1)); NER counts per sentence (1-3 gold entities,
-each found when its latent is positive, and a spurious entity when a further latent falls
-below the accuracy's quantile, tested on pooled entity F1).
+With ``--languages`` the cells are multi-language instead (:mod:`analysis.parallel_calibration`):
+the headline's mean over that many parallel languages (translations of one item set), tested
+on items averaged over their translations and, for contrast, on the concatenated examples
+(0.5.0's headline).
 """
 
 import argparse
 import itertools
 import time
-from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
+from analysis.calibration_model import ALPHA, NOISE_SD, Cell, latents
+from analysis.parallel_calibration import PARALLEL_HEADER, ParallelCell, parallel_row
 from analysis.stats import (
     bootstrap_ttest_batch,
     crossed_test_batch,
@@ -39,75 +37,15 @@ from analysis.stats import (
 )
 from analysis.tables import markdown_table
 
-ALPHA = 0.05
-NOISE_SD = 0.35  # a prediction's own noise: two seeds of a method disagree on ~14% (XNLI-like)
-DISAGREEING_OMEGA = 0.45  # the methods' own example effects (module notes)
 KINDS = ("accuracy", "continuous", "ner")
 _ENTITY_SLOTS = 3
 _CHUNK_ENTRIES = 20_000_000  # simulate at most this many scores at once (memory)
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One setting of the simulation."""
-
-    examples: int
-    seeds: int
-    seed_sd: float  # points of accuracy a run's seed shift moves it by (its std)
-    accuracy: float
-    disagree: bool  # the methods have their own example effects
-    kind: str = "accuracy"
-    difference: float = 0.0  # true difference, points of accuracy (power)
-
-    @property
-    def omega(self) -> float:
-        return DISAGREEING_OMEGA if self.disagree else 0.0
-
-    @property
-    def _rest_sd(self) -> float:
-        """The latent's std given the run's shift: difficulty, method effect, noise."""
-        return float(np.sqrt(1 + self.omega**2 + NOISE_SD**2))
-
-    @property
-    def mu(self) -> float:
-        scale = np.sqrt(self._rest_sd**2 + self.tau**2)
-        return float(stats.norm.ppf(self.accuracy) * scale)
-
-    @property
-    def tau(self) -> float:
-        """The shift's latent std: accuracy moves by phi(z) tau / rest per unit of latent."""
-        slope = stats.norm.pdf(stats.norm.ppf(self.accuracy)) / self._rest_sd
-        return self.seed_sd / 100 / slope
-
-    def gain(self) -> float:
-        """The latent gain whose expected accuracy difference is ``difference`` points."""
-        if not self.difference:
-            return 0.0
-        scale = np.sqrt(self._rest_sd**2 + self.tau**2)
-
-        def gap(g):
-            return stats.norm.cdf((self.mu + g) / scale) - self.accuracy - self.difference / 100
-
-        return float(optimize.brentq(gap, -5, 5))
-
-
-def _latents(rng: np.random.Generator, cell: Cell, repeats: int, units: int, gain: float):
-    """Both methods' latents, each (repeats, seeds, units), paired by seed and unit."""
-    difficulty = rng.standard_normal((repeats, 1, units)) + cell.mu
-
-    def run(offset: float) -> np.ndarray:
-        own = cell.omega * rng.standard_normal((repeats, 1, units)) if cell.disagree else 0.0
-        shift = cell.tau * rng.standard_normal((repeats, cell.seeds, 1))
-        noise = NOISE_SD * rng.standard_normal((repeats, cell.seeds, units))
-        return difficulty + own + shift + noise + offset
-
-    return run(gain), run(0.0)
-
-
 def _ner_counts(rng: np.random.Generator, cell: Cell, repeats: int, gain: float):
     """Both methods' [tp, fp, fn] per sentence, (repeats, seeds, examples, 3)."""
     slots = cell.examples * _ENTITY_SLOTS
-    system, baseline = _latents(rng, cell, repeats, slots, gain)
+    system, baseline = latents(rng, cell, repeats, slots, gain)
     gold = rng.integers(1, _ENTITY_SLOTS + 1, size=(repeats, 1, cell.examples, 1))
     present = np.arange(_ENTITY_SLOTS) < gold
     spurious_cut = stats.norm.ppf(1 - cell.accuracy) * np.sqrt(1 + NOISE_SD**2)
@@ -128,7 +66,7 @@ def simulate(rng: np.random.Generator, cell: Cell, repeats: int):
     gain = cell.gain()
     if cell.kind == "ner":
         return _ner_counts(rng, cell, repeats, gain)
-    system, baseline = _latents(rng, cell, repeats, cell.examples, gain)
+    system, baseline = latents(rng, cell, repeats, cell.examples, gain)
     if cell.kind == "accuracy":
         return (system > 0).astype(float), (baseline > 0).astype(float)
     if cell.kind == "continuous":
@@ -201,37 +139,99 @@ def _ints(text: str) -> list[int]:
     return [int(value) for value in text.split(",")]
 
 
+# Each grid's defaults: the one-language table's, and with --languages the parallel one's (the
+# multi-language cells of docs/statistics.md, XNLI's 5,010 items per language).
+_DEFAULTS = {
+    "examples": [200, 1000, 5010],
+    "seeds": [2, 3, 5, 10],
+    "seed_sd": [0, 0.3, 0.6, 1.0],
+    "accuracy": [0.5, 0.7, 0.95],
+    "kinds": ["accuracy"],
+    "tests": ["crossed", "ttest", "bootstrap", "permutation"],
+    "resamples": 200,
+}
+_PARALLEL_DEFAULTS = {
+    "examples": [5010],
+    "seeds": [3, 5],
+    "seed_sd": [0.3, 0.6],
+    "accuracy": [0.7],
+    "item_effect": [0.3, 0.45],
+}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m analysis.calibration",
-        description="Rejection rates (%) at alpha 0.05 of the report's tests on simulated sweeps.",
+        description="Rejection rates (%) at alpha 0.05 of the report's tests on simulated "
+        "sweeps; with --languages, of the headline on that many parallel languages.",
     )
-    parser.add_argument("--examples", type=_ints, default=[200, 1000, 5010])
-    parser.add_argument("--seeds", type=_ints, default=[2, 3, 5, 10])
-    parser.add_argument("--seed-sd", type=_floats, default=[0, 0.3, 0.6, 1.0], help="points")
-    parser.add_argument("--accuracy", type=_floats, default=[0.5, 0.7, 0.95])
-    parser.add_argument("--kinds", type=lambda t: t.split(","), default=["accuracy"])
+    parser.add_argument("--examples", type=_ints, help="per language (default 200,1000,5010)")
+    parser.add_argument("--seeds", type=_ints, help="default 2,3,5,10")
+    parser.add_argument("--seed-sd", type=_floats, help="points (default 0,0.3,0.6,1.0)")
+    parser.add_argument("--accuracy", type=_floats, help="default 0.5,0.7,0.95")
+    parser.add_argument("--kinds", type=lambda t: t.split(","), help="default accuracy")
+    parser.add_argument("--tests", type=lambda t: t.split(","), help="default: all four")
     parser.add_argument(
-        "--tests",
-        type=lambda t: t.split(","),
-        default=["crossed", "ttest", "bootstrap", "permutation"],
+        "--languages",
+        type=_ints,
+        help="parallel languages (e.g. 4,14): the headline on items vs concatenated examples "
+        "(then N 5010, S 3,5, seed sd 0.3,0.6, accuracy 0.7 unless given)",
+    )
+    parser.add_argument(
+        "--item-effect", type=_floats, help="with --languages: omega (default 0.3,0.45)"
     )
     parser.add_argument("--difference", type=float, default=0.0, help="true difference, points")
     parser.add_argument("--repeats", type=int, default=2000)
-    parser.add_argument("--resamples", type=int, default=200, help="bootstrap/permutation draws")
+    parser.add_argument("--resamples", type=int, help="bootstrap/permutation draws (200)")
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    unknown = set(args.tests) - {"crossed", "ttest", "bootstrap", "permutation"}
-    if unknown or set(args.kinds) - set(KINDS):
+    return _checked(parser, parser.parse_args(argv))
+
+
+def _checked(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with the grid's defaults filled in, or an error naming what does not apply."""
+    if args.languages:
+        given = [name for name in ("kinds", "tests", "resamples") if getattr(args, name)]
+        if given:
+            parser.error(
+                f"--{', --'.join(given)}: --languages runs the crossed test on accuracy only"
+            )
+        defaults = _PARALLEL_DEFAULTS
+    elif args.item_effect:
+        parser.error("--item-effect goes with --languages (the multi-language cells)")
+    else:
+        defaults = _DEFAULTS
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    unknown = set(args.tests or ()) - set(_DEFAULTS["tests"])
+    if unknown or set(args.kinds or ()) - set(KINDS):
         parser.error(f"--tests and --kinds take names of {KINDS} and the report's tests")
-    if args.repeats < 1 or args.resamples < 1:
-        parser.error("--repeats and --resamples must be positive")
+    if args.repeats < 1 or (args.resamples or 1) < 1 or min(args.languages or [1]) < 1:
+        parser.error("--repeats, --resamples and --languages must be positive")
     return args
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
-    started = time.monotonic()
+def _parallel_rows(args) -> None:
+    """Print the multi-language table (analysis.parallel_calibration), row by row."""
+    values = itertools.product(
+        args.languages, args.examples, args.seeds, args.seed_sd, args.accuracy, args.item_effect
+    )
+    cells = [
+        ParallelCell(languages, n, s, sd, omega, accuracy, args.difference)
+        for languages, n, s, sd, accuracy, omega in values
+    ]
+    print(
+        f"Rejection rate (%) at alpha {ALPHA} of the crossed test on the mean over parallel "
+        f"languages, {args.repeats} repeats per cell."
+    )
+    print("\n".join(markdown_table(PARALLEL_HEADER, [])), flush=True)
+    for index, cell in enumerate(cells):
+        row = parallel_row(cell, args.repeats, args.seed + index)
+        print(markdown_table(PARALLEL_HEADER, [row])[-1], flush=True)
+
+
+def _one_language_rows(args) -> None:
+    """Print the one-language table, row by row."""
     cells = [
         Cell(c.examples, c.seeds, c.seed_sd, c.accuracy, c.disagree, c.kind, args.difference)
         for c in _grid(args)
@@ -244,6 +244,15 @@ def main(argv: list[str] | None = None) -> None:
     print("\n".join(markdown_table(header, [])), flush=True)
     for index, cell in enumerate(cells):  # row by row: a long grid shows its progress
         print(markdown_table(header, [_row(args, index, cell)])[-1], flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    started = time.monotonic()
+    if args.languages:
+        _parallel_rows(args)
+    else:
+        _one_language_rows(args)
     print(f"({time.monotonic() - started:.0f} s)")
 
 

@@ -29,6 +29,7 @@ from xlt_schema import (
     ADAPTATION_TAG,
     CONFIG_KEY_TAG,
     CONFIG_LABEL_TAG,
+    CONFIRM_PHASE,
     HYPERPARAMETERS_TAG,
     METHOD_TAG,
     NO_ADAPTATION,
@@ -312,17 +313,31 @@ def finished_trial_runs(
 ) -> list[Run]:
     """The sweep's finished trial runs, in one search: only those tagged ``phase`` when
     given, else those of the parent's ``xlt.report_phase`` tag when it has one (a two-phase
-    search reports its final phase, never the one-seed search phase), else every trial."""
+    search reports its final phase, never the one-seed search phase), else every trial but
+    the confirmation phase's (:func:`confirmation_runs`: they take no part in the selection)."""
     parent = client.get_run(parent_run_id)
     phase = phase or parent.data.tags.get(REPORT_PHASE_TAG)
-    filter_string = _finished_trials_filter(parent_run_id)
-    if phase:
-        filter_string += f" and tags.`{PHASE_TAG}` = '{phase}'"
-    runs = _search_all_runs(client, parent.info.experiment_id, filter_string)
+    runs = _phase_runs(client, parent, phase)
     if not runs:
         where = f" in phase {phase!r}" if phase else ""
         raise AnalysisError(f"parent run {parent_run_id} has no finished trial runs{where}")
     return runs
+
+
+def _phase_runs(client: MlflowClient, parent: Run, phase: str | None) -> list[Run]:
+    filter_string = _finished_trials_filter(parent.info.run_id)
+    if phase:
+        filter_string += f" and tags.`{PHASE_TAG}` = '{phase}'"
+    runs = _search_all_runs(client, parent.info.experiment_id, filter_string)
+    if phase:
+        return runs
+    return [run for run in runs if run.data.tags.get(PHASE_TAG) != CONFIRM_PHASE]
+
+
+def confirmation_runs(client: MlflowClient, parent_run_id: str) -> list[Run]:
+    """The finished trial runs of the sweep's confirmation phase (the selected configuration
+    and the baseline on fresh seeds: sweeps/running/confirmation.py); [] when it has none."""
+    return _phase_runs(client, client.get_run(parent_run_id), CONFIRM_PHASE)
 
 
 def trials_table(runs: list[Run]) -> pd.DataFrame:
@@ -463,8 +478,13 @@ class ExampleScores:
             content = orjson.loads(raw)
         # NaN or Infinity (a metric of an empty set): json.dumps writes them, orjson refuses.
         except orjson.JSONDecodeError:
-            content = json.loads(raw)
-        if "scores" not in content:
+            try:
+                content = json.loads(raw)
+            except ValueError as error:  # damaged: name the run and the file, not only the byte
+                raise AnalysisError(
+                    f"run {run_id}: its artifact {artifact} is not JSON ({error}; read from {path})"
+                ) from None
+        if not isinstance(content, dict) or "scores" not in content:
             raise AnalysisError(f"artifact {artifact} of run {run_id} has no 'scores' list")
         content["scores"] = _as_array(content["scores"])
         for field in COMPACT_FIELDS:

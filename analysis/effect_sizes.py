@@ -1,24 +1,30 @@
 """Effect sizes over training seeds: how likely a new seed of a method beats a new seed of the
-baseline, and Almost Stochastic Order's epsilon_min (Dror, Shlomov & Reichart 2019, "Deep
-Dominance - How to Properly Compare Deep Neural Models", ACL). Pure functions on the
-per-seed scores (one run-level score per seed, e.g. each seed's test accuracy); the report's
-table of them is :func:`effect_size_table`.
+baseline on this test set, and Almost Stochastic Order's epsilon_min (Dror, Shlomov &
+Reichart 2019, "Deep Dominance - How to Properly Compare Deep Neural Models", ACL). Pure
+functions on the per-seed scores (one run-level score per seed, e.g. each seed's test
+accuracy); the report's table of them is :func:`effect_size_table`.
+
+Both figures condition on the test set: a seed's score is its run's score on these
+examples, so they speak of a new seed evaluated on the same examples, not on another
+sample of the language.
 """
 
 from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import optimize, stats
 
 CONFIDENCE_LEVEL = 0.95
 N_BOOTSTRAP = 1000  # deepsig's default number of bootstrap iterations for epsilon_min
-N_RESAMPLES = 9999  # scipy.stats.bootstrap's default, for the interval of P(improvement)
 MIN_SEEDS = 2  # per side: with one seed neither figure says anything about seeds
-# Per side: at 3 seeds the percentile interval covered 70-80% of the time, at 5 about 90%
-# (docs/reports.md#effect-sizes).
-MIN_SEEDS_FOR_INTERVAL = 5
-DEFAULT_SEED = 0  # the bootstraps' generator seed: a report is reproducible
+# Per side: the interval of P(improvement) needs each side's seed variance; from 3 seeds
+# it covered at least 95% in every cell of the calibration (docs/statistics.md).
+MIN_SEEDS_FOR_INTERVAL = 3
+# The interval's noncentrality is searched within +- this many (scaled) standard normal
+# units: P = Phi(8) is 1 to 15 digits, so a bound beyond it is the same figure.
+_NONCENTRALITY_LIMIT = 8.0
+DEFAULT_SEED = 0  # epsilon_min's bootstrap generator seed: a report is reproducible
 AVERAGE = "avg"  # the lang of the table's row on the mean over the languages
 
 
@@ -32,7 +38,7 @@ def _checked_scores(name: str, scores) -> np.ndarray:
     return array
 
 
-def _improvement(system: np.ndarray, baseline: np.ndarray, axis: int = -1) -> np.ndarray:
+def improvement(system: np.ndarray, baseline: np.ndarray, axis: int = -1) -> np.ndarray:
     """P(X > Y) + 0.5 P(X = Y) over all (system seed, baseline seed) pairs along ``axis``
     (vectorised for scipy.stats.bootstrap): the Mann-Whitney U of the system over n m."""
     x = np.moveaxis(system, axis, -1)[..., :, None]
@@ -40,37 +46,75 @@ def _improvement(system: np.ndarray, baseline: np.ndarray, axis: int = -1) -> np
     return ((x > y) + 0.5 * (x == y)).mean(axis=(-2, -1))
 
 
-def probability_of_improvement(
-    system, baseline, n_resamples: int = N_RESAMPLES, seed: int = DEFAULT_SEED
-) -> tuple[float, float, float]:
+def probability_of_improvement(system, baseline) -> tuple[float, float, float]:
     """The probability that a new seed of the system scores higher than a new seed of the
-    baseline, with its 95% interval: (estimate, low, high).
+    baseline on this test set, with its 95% interval: (estimate, low, high).
 
     The estimate is the Mann-Whitney / AUC estimator over every pair of one system seed and
     one baseline seed, P(X > Y) + 0.5 P(X = Y) (ties count half), as rliable's probability
-    of improvement (Agarwal et al. 2021). The interval is the percentile bootstrap that
-    resamples each side's seeds separately (scipy.stats.bootstrap, two independent
-    samples), rliable's stratified bootstrap; it needs ``MIN_SEEDS_FOR_INTERVAL`` seeds per
-    side (NaN below), and even then covers somewhat less than 95% (docs/reports.md gives its
-    measured coverage). All three are NaN with fewer than ``MIN_SEEDS`` seeds on a side.
+    of improvement (Agarwal et al. 2021). The interval is :func:`normal_interval`'s (the
+    seeds' scores read as normal); it needs ``MIN_SEEDS_FOR_INTERVAL`` seeds per side (NaN
+    below). All three are NaN with fewer than ``MIN_SEEDS`` seeds on a side.
     """
     system = _checked_scores("system", system)
     baseline = _checked_scores("baseline", baseline)
     if min(system.size, baseline.size) < MIN_SEEDS:
         return np.nan, np.nan, np.nan
-    estimate = float(_improvement(system, baseline))
+    estimate = float(improvement(system, baseline))
     if min(system.size, baseline.size) < MIN_SEEDS_FOR_INTERVAL:
         return estimate, np.nan, np.nan
-    interval = stats.bootstrap(
-        (system, baseline),
-        _improvement,
-        n_resamples=n_resamples,
-        vectorized=True,
-        method="percentile",
-        confidence_level=CONFIDENCE_LEVEL,
-        rng=np.random.default_rng(seed),
-    ).confidence_interval
-    return estimate, float(interval.low), float(interval.high)
+    return (estimate, *normal_interval(system, baseline))
+
+
+def _noncentrality_at(t: float, df: float, quantile: float, limit: float) -> float:
+    """The noncentrality at which the noncentral t (``df``) puts ``quantile`` below ``t``,
+    clipped to [-limit, limit] (the cdf falls as the noncentrality grows)."""
+
+    def gap(noncentrality: float) -> float:
+        cdf = float(stats.nct.cdf(t, df, noncentrality))
+        if np.isnan(cdf):  # scipy gives up far in a tail (t >> noncentrality): there it is 1
+            cdf = 1.0 if noncentrality < t else 0.0
+        return cdf - quantile
+
+    if gap(-limit) <= 0:
+        return -limit
+    if gap(limit) >= 0:
+        return limit
+    return float(optimize.brentq(gap, -limit, limit))
+
+
+def normal_interval(system, baseline, level: float = CONFIDENCE_LEVEL) -> tuple[float, float]:
+    """The ``level`` interval of P(X > Y) when each side's seed scores are normal:
+    P = Phi(delta / sqrt(var_x + var_y)).
+
+    Welch's t of the two means is then noncentral t on Welch's df with noncentrality
+    lambda = delta / sqrt(var_x / n + var_y / m) = Phi^-1(P) c, c = sqrt((var_x + var_y) /
+    (var_x / n + var_y / m)) (sqrt(n) when n = m; else at the sample variances). The
+    interval inverts the noncentral t at the observed t (the exact interval of a
+    standardised difference, Steiger & Fouladi 1997) and maps lambda back through c. A
+    run's score on thousands of examples is close to normal given its seed, which the
+    calibration (docs/statistics.md) checks; a seed that collapses is not. NaN when neither
+    side's seeds differ at all (nothing to scale the difference by).
+    """
+    system = _checked_scores("system", system)
+    baseline = _checked_scores("baseline", baseline)
+    if np.ptp(system) == 0 and np.ptp(baseline) == 0:  # (a variance of float noise)
+        return np.nan, np.nan
+    n, m = system.size, baseline.size
+    var_x, var_y = system.var(ddof=1), baseline.var(ddof=1)
+    error = np.sqrt(var_x / n + var_y / m)
+    t = (system.mean() - baseline.mean()) / error
+    df = error**4 / ((var_x / n) ** 2 / (n - 1) + (var_y / m) ** 2 / (m - 1))
+    scale = np.sqrt(var_x + var_y) / error
+    limit = _NONCENTRALITY_LIMIT * scale
+    # The noncentral t's cdf is computed at |t| (its tails lose precision far out): a
+    # negative t's interval is the mirror image of |t|'s.
+    tail = (1 - level) / 2
+    low = _noncentrality_at(abs(t), df, 1 - tail, limit)
+    high = _noncentrality_at(abs(t), df, tail, limit)
+    if t < 0:
+        low, high = -high, -low
+    return float(stats.norm.cdf(low / scale)), float(stats.norm.cdf(high / scale))
 
 
 def _quantile_segments(n: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,7 +195,7 @@ def _effect_size_row(lang: str, metric: str, tested, system, baseline) -> dict:
     """One row of :func:`effect_size_table`: ``tested`` the comparison's result (its
     mean_difference, ci_low, ci_high and test), ``system`` and ``baseline`` the seeds'."""
     measured = system.size > 0 and baseline.size > 0
-    improvement = probability_of_improvement(system, baseline) if measured else (np.nan,) * 3
+    beats = probability_of_improvement(system, baseline) if measured else (np.nan,) * 3
     return {
         "lang": lang,
         "metric": metric,
@@ -161,9 +205,9 @@ def _effect_size_row(lang: str, metric: str, tested, system, baseline) -> dict:
         "test": tested["test"],
         "n_seeds_system": system.size,
         "n_seeds_baseline": baseline.size,
-        "p_improvement": improvement[0],
-        "p_improvement_low": improvement[1],
-        "p_improvement_high": improvement[2],
+        "p_improvement": beats[0],
+        "p_improvement_low": beats[1],
+        "p_improvement_high": beats[2],
         "epsilon_min": epsilon_min(system, baseline) if measured else np.nan,
     }
 

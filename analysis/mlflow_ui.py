@@ -3,6 +3,7 @@ command that serves them, and the sweep's summary on its parent run (so that the
 table compares sweeps at a glance)."""
 
 import json
+import math
 import shlex
 import time
 from collections.abc import Mapping
@@ -24,7 +25,8 @@ SHARED_VIEW_TAG = f"mlflow.sharedViewState.{SUMMARY_VIEW}"
 SELECTED_CONFIG_TAG = "xlt.selected_config"
 VERDICT_TAG = "xlt.verdict"
 SANITY_WARNINGS_TAG = "xlt.sanity_warnings"
-VS_BASELINE_TAG_PREFIX = "xlt.vs_baseline/"  # + <split>/<lang>: gain, loss or neither
+# + <split>/<lang>: gain, loss, no significant difference, or no verdict (one seed)
+VS_BASELINE_TAG_PREFIX = "xlt.vs_baseline/"
 # MLflow 3.17 opens an experiment on its GenAI overview unless the address asks for model
 # training (the mode is a per-browser setting; the experiment's kind tag alone does not do it).
 RUNS_PATH = (
@@ -55,7 +57,7 @@ def summary_metrics(
 ) -> dict[str, float]:
     """The parent run's metrics: the selected configuration's and the baseline's mean on
     the selection metric, and per language of ``split`` the difference to the baseline and
-    its corrected p-value."""
+    its corrected p-value (none on one seed: no test claims anything there)."""
     metrics = {
         f"selected/{selection.metric}": selection.mean,
         f"baseline/{selection.metric}": baseline_mean,
@@ -63,7 +65,8 @@ def summary_metrics(
     if evaluation is not None:
         for row in evaluation.itertuples(index=False):
             metrics[f"vs_baseline/{split}/{row.lang}/{row.metric}"] = row.mean_difference
-            metrics[f"vs_baseline_p/{split}/{row.lang}/{row.metric}"] = row.p_corrected
+            if not math.isnan(row.p_corrected):
+                metrics[f"vs_baseline_p/{split}/{row.lang}/{row.metric}"] = row.p_corrected
     return metrics
 
 
@@ -75,9 +78,9 @@ def summary_tags(
     warnings: tuple[str, ...],
 ) -> dict[str, str]:
     """The parent run's tags: the selected configuration, the verdict (decided on the test
-    split's mean over its languages, not on the split that selected), per language of
-    ``split`` a significant gain, loss or neither, and how many sanity warnings the sweep
-    has."""
+    split's mean over its languages, not on the split that selected; ``no verdict`` on one
+    seed), per language of ``split`` a significant gain, loss, neither or no verdict
+    (analysis.verdict.outcomes), and how many sanity warnings the sweep has."""
     tags = {
         SELECTED_CONFIG_TAG: selection.config_label,
         VERDICT_TAG: verdict.outcome,

@@ -20,6 +20,8 @@ from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 from analysis.collect import AnalysisError
 
 MODEL_ARTIFACT = "model"
+# The sweep's parent-run param that says whether its trials logged their models.
+LOG_MODELS_PARAM = "log_models"
 CHAMPION_ALIAS = "champion"
 
 
@@ -81,6 +83,21 @@ def best_seed_run(trials: pd.DataFrame, config_key: str, metric: str) -> str:
 
 def _has_model(client: MlflowClient, run_id: str) -> bool:
     return any(True for _ in client.list_artifacts(run_id, MODEL_ARTIFACT))
+
+
+def _no_model_reason(client: MlflowClient, run_id: str, parent_run_id: str) -> str:
+    """Why the run has no model to register: its sweep did not log models (its parent's
+    `log_models` param), or it did and the run's `model/` is gone from the artifact store."""
+    missing = f"run {run_id} has no '{MODEL_ARTIFACT}/' artifact"
+    logged = client.get_run(parent_run_id).data.params.get(LOG_MODELS_PARAM)
+    if logged == "True":
+        location = client.get_run(run_id).info.artifact_uri
+        return (
+            f"{missing}, though its sweep logged models ({LOG_MODELS_PARAM}=True): it was "
+            f"deleted or moved from the run's artifacts ({location}); restore it there, or "
+            "rerun the sweep"
+        )
+    return f"{missing}: the sweep did not log models (rerun with --set log_models=true)"
 
 
 def alias_holder(client: MlflowClient, model_name: str, alias: str) -> AliasHolder | None:
@@ -203,8 +220,7 @@ def register_champion(
             registered=False,
             model_name=model_name,
             alias=alias,
-            reason=f"run {run_id} has no '{MODEL_ARTIFACT}/' artifact: the sweep "
-            "did not log models (rerun with --set log_models=true)",
+            reason=_no_model_reason(client, run_id, sweep.parent_run_id),
             holder=alias_holder(client, model_name, alias),
         )
     version, source = _stamped_version(client, run_id, model_name, sweep, description)

@@ -16,7 +16,7 @@ import pandas as pd  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from scipy.stats import linregress  # noqa: E402
 
-from analysis.verdict import GAIN, LOSS, NO_DIFFERENCE, outcomes  # noqa: E402
+from analysis.verdict import GAIN, LOSS, NO_DIFFERENCE, NO_VERDICT, outcomes  # noqa: E402
 
 DPI = 150
 
@@ -28,13 +28,20 @@ def _save(figure, path: Path) -> str:
     return str(path)
 
 
-# A significant gain, a significant loss and neither, each in its own colour (colour-blind
-# safe blue/orange rather than green/red), named in every gains plot's legend.
-OUTCOME_COLOURS = {GAIN: "tab:blue", LOSS: "tab:orange", NO_DIFFERENCE: "tab:gray"}
+# A significant gain, a significant loss, neither, and no verdict (one seed), each in its own
+# colour (colour-blind safe blue/orange rather than green/red), named in every gains plot's
+# legend.
+OUTCOME_COLOURS = {
+    GAIN: "tab:blue",
+    LOSS: "tab:orange",
+    NO_DIFFERENCE: "tab:gray",
+    NO_VERDICT: "lightgray",
+}
 OUTCOME_LEGEND = {
     GAIN: "significant gain",
     LOSS: "significant loss",
     NO_DIFFERENCE: "not significant",
+    NO_VERDICT: "no verdict (one seed)",
 }
 
 

@@ -5,7 +5,7 @@ where the text says who holds the champion or which plots were drawn, the
 
 import json
 import math
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -16,17 +16,34 @@ from analysis.departures import departures_pointer, departures_section
 from analysis.effect_sizes import AVERAGE, MIN_SEEDS_FOR_INTERVAL
 from analysis.model_registry import Registration
 from analysis.publish import Publication, ReportTexts
-from analysis.select import CONFIG_COLUMNS, SIGNIFICANCE_LEVEL, TEST_SPLIT, Selection
+from analysis.select import (
+    CONFIG_COLUMNS,
+    MIN_VERDICT_SEEDS,
+    SIGNIFICANCE_LEVEL,
+    TEST_SPLIT,
+    Selection,
+)
 from analysis.stats import CONFIDENCE_LEVEL, SEED_AVERAGED_TESTS
 from analysis.sweep_analysis import SweepAnalysis, is_baseline_selection
 from analysis.tables import Table, markdown_table, to_latex, to_markdown
-from analysis.verdict import Verdict
+from analysis.verdict import (
+    NO_EXAMPLE_DIFFERENCE,
+    NO_VERDICT,
+    ONE_SEED,
+    SELECTED_ON_TEST,
+    Verdict,
+    identical,
+    selected_on_test,
+)
+from analysis.verdict_runs import VerdictRuns
 from xlt_schema import NO_ADAPTATION
 
 TWO_SEED_CAVEAT = (
     " With 2 seeds per side, eps_min is below 0.2 only when both selected seeds score above "
     "both baseline seeds, which happens 1 time in 6 when the two do not differ at all."
 )
+# Under every heading and in every LaTeX caption of a sweep selected on test.
+ON_TEST_MARK = f"{SELECTED_ON_TEST[0].upper()}{SELECTED_ON_TEST[1:]}."
 TEST_NAMES = {
     "crossed": "seed-aware t-test of the mean paired difference under a crossed seed x example "
     "random-effects model, Satterthwaite df (docs/statistics.md)",
@@ -79,10 +96,16 @@ def render_markdown(analysis: SweepAnalysis, publication: Publication) -> str:
     for split in (DEV_SPLIT, TEST_SPLIT):
         lines += ["", *_score_table(analysis, split)]
     lines += ["", *_selection_section(analysis.selection, analysis.baseline_method)]
+    if selected_on_test(analysis.trials):
+        lines += [
+            "",
+            "(The configuration is chosen on dev; its trials' checkpoints were chosen on "
+            "test, selection_dev=test, as the released scripts do.)",
+        ]
     for split, comparison in analysis.comparisons.items():
         lines += [
             "",
-            *_comparison_section(split, comparison, analysis.test, analysis.correction, "baseline"),
+            *_comparison_section(split, comparison, analysis, "baseline"),
         ]
     if not analysis.effect_sizes.empty:
         lines += ["", *_effect_size_section(_effect_sizes_as_table(analysis))]
@@ -98,7 +121,22 @@ def render_markdown(analysis: SweepAnalysis, publication: Publication) -> str:
             "",
             *(f"- {name}: {value}" for name, value in sorted(analysis.parent.params.items())),
         ]
+    if selected_on_test(analysis.trials):
+        lines = _marked(lines)
     return "\n".join(lines) + "\n"
+
+
+def _marked(lines: list[str]) -> list[str]:
+    """Every heading (the title, each section and table) followed by ON_TEST_MARK."""
+    marked = []
+    for line in lines:
+        marked += [line, "", f"_{ON_TEST_MARK}_"] if line.startswith("#") else [line]
+    return marked
+
+
+def _confirmation_count(analysis: SweepAnalysis) -> str:
+    runs = analysis.verdict_runs.trials
+    return "" if runs is analysis.trials else f" (and {len(runs)} of the confirmation phase)"
 
 
 def _opening(analysis: SweepAnalysis, publication: Publication) -> list[str]:
@@ -108,10 +146,12 @@ def _opening(analysis: SweepAnalysis, publication: Publication) -> list[str]:
     lines = [
         f"# Sweep report: {analysis.experiment}, parent run `{analysis.parent.run_id}`",
         "",
-        f"Finished trials: {len(analysis.trials)}; baseline: method "
+        f"Finished trials: {len(analysis.trials)}{_confirmation_count(analysis)}; baseline: "
+        "method "
         f"`{analysis.baseline_method}`, adaptation `{NO_ADAPTATION}`; "
-        f"significance test: `{analysis.test}` ({TEST_NAMES[analysis.test]}); correction over "
-        f"languages: `{analysis.correction}`; reference for `**`: "
+        f"significance test: `{analysis.test}` ({TEST_NAMES[analysis.test]}); correction: "
+        f"`{analysis.correction}` (over the languages of a comparison; a paper-style table's "
+        f"marks over all of its tests); reference for `**`: "
         f"{f'`{reference}`' if reference else 'none'}.",
     ]
     if analysis.incomplete:
@@ -140,6 +180,8 @@ def _papers_sections(analysis: SweepAnalysis) -> list[str]:
     if analysis.reproduction_lines:
         pointer = departures_pointer(departures)
         lines += [*_with_pointer(list(analysis.reproduction_lines), pointer), ""]
+    if analysis.preset_lines:
+        lines += [*analysis.preset_lines, ""]
     return lines
 
 
@@ -209,7 +251,7 @@ def _selection_section(selection: Selection, baseline_method: str) -> list[str]:
 
 
 def _comparison_section(
-    split: str, comparison: pd.DataFrame, test: str, correction: str, against: str
+    split: str, comparison: pd.DataFrame, analysis: SweepAnalysis, against: str
 ) -> list[str]:
     confidence = f"{100 * CONFIDENCE_LEVEL:.0f}%"
     rows = [
@@ -218,11 +260,9 @@ def _comparison_section(
             f"{100 * row.system_mean:.1f}",
             f"{100 * row.baseline_mean:.1f}",
             f"{100 * row.mean_difference:+.1f}",
-            f"[{100 * row.ci_low:+.1f}, {100 * row.ci_high:+.1f}]",
-            f"{row.p_value:.3g}",
-            f"{row.p_holm:.3g}",
-            f"{row.p_bh:.3g}",
-            "*" if row.significant else "",
+            _interval(row.ci_low, row.ci_high, 100, "+", row.mean_difference),
+            *(_p_value(p) for p in (row.p_value, row.p_holm, row.p_bh)),
+            NO_VERDICT if row.n_seeds < MIN_VERDICT_SEEDS else "*" if row.significant else "",
             str(row.n_examples),
         ]
         for row in comparison.itertuples(index=False)
@@ -230,10 +270,8 @@ def _comparison_section(
     return [
         f"## Selected configuration vs {against} ({split})",
         "",
-        f"Test: {TEST_NAMES[test]}, on the {comparison['n_seeds'].iloc[0]} seed(s) both "
-        f"ran. Δ and its {confidence} CI are in percentage points. p-values are corrected "
-        f"over the {len(comparison)} languages (Holm; Benjamini-Hochberg); * marks a "
-        f"{correction}-corrected p < {SIGNIFICANCE_LEVEL} (`none`: uncorrected).",
+        f"{_comparison_note(comparison, analysis.test, analysis.correction)} "
+        f"{_runs_note(analysis.verdict_runs)}",
         "",
         *markdown_table(
             [
@@ -253,10 +291,47 @@ def _comparison_section(
     ]
 
 
-def _interval(low: float, high: float, scale: float, sign: str) -> str:
-    """``[low, high]`` with one decimal (``scale`` 100: points) or two; – when undefined."""
+def _p_value(p: float) -> str:
+    return "–" if math.isnan(p) else f"{p:.3g}"
+
+
+def _runs_note(runs: VerdictRuns) -> str:
+    """Which runs a comparison section's table is on (analysis/verdict_runs.py)."""
+    if runs.candidates == 1:
+        return runs.note
+    return f"{runs.note} Sig. reads the adjusted p; the p columns are before that adjustment."
+
+
+def _comparison_note(comparison: pd.DataFrame, test: str, correction: str) -> str:
+    """What a comparison section's table is: the test, its seeds (and any left out), the
+    correction; on one seed, that nothing is claimed."""
+    seeds = comparison["n_seeds"].iloc[0]
+    left_out = comparison["seeds_left_out"].iloc[0] if "seeds_left_out" in comparison else ""
+    note = (
+        f"Test: {TEST_NAMES[test]}, on the {seeds} seed(s) both ran"
+        + (f" ({left_out})" if left_out else "")
+        + f". Δ and its {100 * CONFIDENCE_LEVEL:.0f}% CI are in percentage points."
+    )
+    if seeds < MIN_VERDICT_SEEDS:
+        return (
+            f"{note} No verdict in any language: {ONE_SEED}, so no row claims a gain or a "
+            "loss (a p-value, where a seed-averaged test was asked for, compares these two "
+            "trained runs, not their configurations)."
+        )
+    return (
+        f"{note} p-values are corrected over the {len(comparison)} languages (Holm; "
+        f"Benjamini-Hochberg); * marks a {correction}-corrected p < {SIGNIFICANCE_LEVEL} "
+        "(`none`: uncorrected)."
+    )
+
+
+def _interval(low: float, high: float, scale: float, sign: str, difference=None) -> str:
+    """``[low, high]`` with one decimal (``scale`` 100: points) or two; – when undefined; no
+    difference on any example when ``difference`` and both bounds are 0 (not ``[0, 0]``)."""
     if math.isnan(low) or math.isnan(high):
         return "–"
+    if difference is not None and identical(difference, low, high):
+        return NO_EXAMPLE_DIFFERENCE
     decimals = 1 if scale == 100 else 2
     return f"[{scale * low:{sign}.{decimals}f}, {scale * high:{sign}.{decimals}f}]"
 
@@ -270,7 +345,7 @@ def _effect_sizes_as_table(analysis: SweepAnalysis) -> Table:
             row.lang,
             [
                 f"{100 * row.mean_difference:+.1f}",
-                _interval(row.ci_low, row.ci_high, 100, "+"),
+                _interval(row.ci_low, row.ci_high, 100, "+", row.mean_difference),
                 "–" if math.isnan(row.p_improvement) else f"{row.p_improvement:.2f}",
                 _interval(row.p_improvement_low, row.p_improvement_high, 1, ""),
                 "–" if math.isnan(row.epsilon_min) else f"{row.epsilon_min:.2f}",
@@ -306,12 +381,17 @@ def _effect_size_note(effect_sizes: pd.DataFrame) -> str:
         f"Difference: selected - baseline in points with the 95% CI of the {test} test, as "
         "in the comparison above"
         + (f" (not seed-aware: the {test} test {ignored})" if ignored else "")
-        + ". P(new seed beats baseline): over every pair of one selected and one baseline "
-        "seed, the share where the selected seed scores higher (ties count half); its 95% "
-        f"interval is a bootstrap over seeds, given from {MIN_SEEDS_FOR_INTERVAL} seeds per "
-        "side. eps_min: Almost Stochastic Order (Dror et al. 2019, as deepsig computes it) "
-        "over the seeds' scores; below 0.5 the selected configuration is better more often "
-        "than not, below 0.2 a claim (deepsig's threshold)."
+        + ". P(new seed beats baseline): the chance that a new seed of the selected "
+        "configuration scores higher than a new seed of the baseline on this test set (it "
+        "conditions on these examples: another sample of the language could order them "
+        "otherwise), estimated over every pair of one selected and one baseline seed, the "
+        "share where the selected seed scores higher (ties count half); its 95% interval "
+        "reads the seeds' scores as normal (Welch's noncentral t), given from "
+        f"{MIN_SEEDS_FOR_INTERVAL} seeds per side (it covered 95.1-97.5% in "
+        "docs/statistics.md's calibration). eps_min: Almost Stochastic Order (Dror et al. "
+        "2019, as deepsig computes it) over the seeds' scores; below 0.5 the selected "
+        "configuration is better more often than not, below 0.2 a claim (deepsig's "
+        "threshold)."
         + average
         + (TWO_SEED_CAVEAT if (seeds == 2).all(axis=1).any() else "")
         + " Reading them with few seeds: docs/reports.md#effect-sizes."
@@ -382,10 +462,12 @@ def render_latex(analysis: SweepAnalysis) -> str:
     header = (
         f"% Paper-style tables of sweep {analysis.experiment}; needs \\usepackage{{booktabs}}.\n"
     )
-    latex = [to_latex(table) for table in analysis.tables]
+    tables = [(table, "Configuration") for table in analysis.tables]
     if not analysis.effect_sizes.empty:
-        latex.append(to_latex(_effect_sizes_as_table(analysis), "Language"))
-    return header + "\n".join(latex)
+        tables.append((_effect_sizes_as_table(analysis), "Language"))
+    if selected_on_test(analysis.trials):
+        tables = [(replace(t, note=f"{ON_TEST_MARK} {t.note}"), label) for t, label in tables]
+    return header + "\n".join(to_latex(table, label) for table, label in tables)
 
 
 def render_json(analysis: SweepAnalysis, registration: Registration | None) -> str:
@@ -400,6 +482,7 @@ def render_json(analysis: SweepAnalysis, registration: Registration | None) -> s
         "significance_test": analysis.test,
         "correction": analysis.correction,
         "reference": analysis.reference_label,
+        "selected_on_test": selected_on_test(analysis.trials),
         "registered_model": asdict(registration) if registration else None,
     }
     for split, comparison in analysis.comparisons.items():

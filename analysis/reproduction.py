@@ -5,9 +5,10 @@ Every configuration of the sweep against every published row it matches
 with them, e.g. an ablation meets its ablation row only; a paper's chosen configuration meets
 the configurations with that choice) on the row's training budget, per language and for the
 average over the languages both have: ours, the paper's number, the difference and a
-verdict. Where several configurations match a row that names no hyperparameters (each ADV
-epsilon meets huang2021's ADV row), only the one our selection metric (English dev) ranks
-first meets it, as the paper chose on English dev (huang2021 L144). The rows a budget or
+verdict. Where several configurations match one published row (each ADV epsilon meets
+huang2021's ADV row; each NT sigma meets ding2022's one NT+APT row, which names beta and the
+layer but no sigma), only the one our selection metric (English dev) ranks first meets it, as
+the paper printed one row and chose on English dev (huang2021 L144). The rows a budget or
 that choice kept from a configuration are listed, not dropped silently
 (``reproduction_frames``' second frame). A row that prints its average alone (ding2022 Table
 6) is compared with our average over the paper's languages we have. The verdict reads the
@@ -36,7 +37,6 @@ from analysis.papers import (
     PAPER_SIGNIFICANCE,
     is_average,
     matching_cells,
-    names_hyperparameters,
     paper_languages,
     paper_scale,
 )
@@ -52,6 +52,7 @@ REPRODUCTION_COLUMNS = [
     "config_key",
     "config_label",
     "role",
+    "preset",  # the sweep's preset (its parent run's `preset` param); "" when not given
     *ROW_KEYS,
     "also_in",  # other tables that print the same cells (ding2022's repeated full-method rows)
     "split",
@@ -73,7 +74,15 @@ SIGNIFICANT, NOT_SIGNIFICANT = "significant", "not significant"
 # A published row a configuration matched but was not compared with, and why.
 OTHER_BUDGET = "another training budget"
 NOT_DEV_SELECTED = "not the configuration English dev selects"
-NOT_COMPARED_COLUMNS = ["config_key", "config_label", "role", *ROW_KEYS, "reason", "detail"]
+NOT_COMPARED_COLUMNS = [
+    "config_key",
+    "config_label",
+    "role",
+    "preset",
+    *ROW_KEYS,
+    "reason",
+    "detail",
+]
 NOTE = (
     "Ours: mean ± std over this sweep's seeds, in the paper's units (accuracy and F1 in "
     "percent, MRR as a fraction); Paper: the published number as printed; Δ = ours - paper. "
@@ -317,14 +326,15 @@ def _matches(
 def dev_selected_owners(
     trials: pd.DataFrame, matches: list, selection_metric: str | None
 ) -> dict[tuple, str]:
-    """Per published row (``ROW_KEYS``) that names no hyperparameters and that more than one
-    configuration meets on its budget, the one of them the selection metric (English dev
-    unless the sweep names another) ranks first, as ``select_best`` ranks: the paper chose
-    its configuration on English dev (huang2021 L144: "use the English validation set to
-    search the best parameters"), so each ADV or RS-RP epsilon is not its published row."""
+    """Per published row (``ROW_KEYS``) that more than one configuration meets on its budget,
+    the one of them the selection metric (English dev unless the sweep names another) ranks
+    first, as ``select_best`` ranks: the paper printed one row, chosen on English dev
+    (huang2021 L144: "use the English validation set to search the best parameters"), so
+    each ADV or RS-RP epsilon is not its published row, nor each NT sigma ding2022's one
+    NT+APT row (its setting names beta and the layer, not the sigma)."""
     candidates: dict[tuple, set[str]] = {}
     for config_key, _, _, _, cells in matches:
-        chosen = cells[(cells["budget"] == "") & ~cells["setting"].map(names_hyperparameters)]
+        chosen = cells[cells["budget"] == ""]
         for key in set(zip(*(chosen[column] for column in ROW_KEYS))):
             candidates.setdefault(key, set()).add(config_key)
     contested = {key: frozenset(keys) for key, keys in candidates.items() if len(keys) > 1}
@@ -367,13 +377,15 @@ def reproduction_frames(
     keys: tuple[str, str],
     selection_metric: str | None = None,
     marks: pd.DataFrame | None = None,
+    preset: str = "",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every comparison of ours with a published cell (``REPRODUCTION_COLUMNS``): every
     configuration against every row it meets; the role says which is the baseline and which
     the selection (``keys``: baseline, selected config_key). Second, the rows a configuration
     matched but does not meet (``NOT_COMPARED_COLUMNS``): trained on another budget, or not
     the one of several the selection metric ranks first. ``marks``
-    (``analysis.select.significance_marks``) give each language's p-value vs the baseline."""
+    (``analysis.select.significance_marks``) give each language's p-value vs the baseline;
+    ``preset`` (the parent run's `preset` param) names the preset each row came from."""
     matches = _matches(trials, published, task, model, _roles(trials, *keys))
     owners = dev_selected_owners(trials, matches, selection_metric)
     labels = dict(zip(trials["config_key"], trials["config_label"]))
@@ -381,7 +393,12 @@ def reproduction_frames(
     for config_key, role, split, metric, cells in matches:
         runs = trials[trials["config_key"] == config_key]
         for key, row, also_in in _published_rows(cells):
-            shared = {"config_key": config_key, "config_label": labels[config_key], "role": role}
+            shared = {
+                "config_key": config_key,
+                "config_label": labels[config_key],
+                "role": role,
+                "preset": preset,
+            }
             shared.update(zip(ROW_KEYS, key))
             reason = _not_compared(row, owners.get(key), config_key, labels)
             if reason:
@@ -415,6 +432,11 @@ def with_paper_significance(frame: pd.DataFrame, marks: pd.DataFrame | None) -> 
             significant = test["p_value"] <= rule.threshold and (gain or not rule.improvements_only)
             frame.at[index, "paper_significance"] = SIGNIFICANT if significant else NOT_SIGNIFICANT
     return frame
+
+
+def preset_text(preset: str) -> str:
+    """` (preset released)` after a configuration's label; "" when the preset is not known."""
+    return f" (preset {preset})" if preset else ""
 
 
 def _format(value: float, decimals: int) -> str:
@@ -485,8 +507,8 @@ def not_compared_lines(not_compared: pd.DataFrame | None) -> list[str]:
     for row in not_compared.itertuples(index=False):
         setting = f", {row.setting}" if row.setting else ""
         lines.append(
-            f"- {row.role} `{row.config_label}` vs {row.paper} {row.table} "
-            f"(`{row.method}`{setting}): {row.reason}: {row.detail}"
+            f"- {row.role} `{row.config_label}`{preset_text(row.preset)} vs {row.paper} "
+            f"{row.table} (`{row.method}`{setting}): {row.reason}: {row.detail}"
         )
     return lines
 
@@ -518,7 +540,8 @@ def reproduction_section(
         average = rows[rows["lang"] == AVERAGE]["paper_average"].iloc[0]
         lines += [
             "",
-            f"### {first['role'].capitalize()} `{first['config_label']}` vs {paper} {table} "
+            f"### {first['role'].capitalize()} `{first['config_label']}`"
+            f"{preset_text(first['preset'])} vs {paper} {table} "
             f"(`{method}`{f', {setting}' if setting else ''}), {split} {metric}",
             "",
             *(_grid_table(rows) if setting == GENERALIZED else _row_table(rows)),

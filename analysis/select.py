@@ -17,23 +17,31 @@ from analysis.collect import (
     split_languages,
     tidy_metrics,
 )
+from analysis.parallel_items import headline_units
 from analysis.stats import (
     CORRECTIONS,
     COUNT_STATISTICS,
     DEFAULT_RESAMPLES,
     DEFAULT_TEST,
     LINEARISATIONS,
+    MIN_CROSSED_SEEDS,
     SIGNIFICANCE_TESTS,
     run_significance_test,
 )
-from xlt_schema import BASELINE_METHOD, NO_ADAPTATION
+from xlt_schema import BASELINE_METHOD, NO_ADAPTATION, PARALLEL_ITEMS_FIELD
 
 DEFAULT_SELECTION_METRIC = "dev/en/accuracy"
 DEFAULT_BASELINE_METHOD = BASELINE_METHOD
 TEST_SPLIT = "test"
 CONFIG_COLUMNS = ["config_key", "config_label", "method", "adaptation"]
 SIGNIFICANCE_LEVEL = 0.05
+# A comparison on fewer paired seeds claims nothing, whatever its test: one seed cannot
+# measure the seed-to-seed variance (a seed-averaged test's p-value then speaks of two
+# trained runs, not of their configurations; docs/statistics.md).
+MIN_VERDICT_SEEDS = MIN_CROSSED_SEEDS
+ONE_SEED = "one seed cannot measure seed-to-seed variance"  # why, in the report's words
 DEFAULT_CORRECTION = "holm"
+CORRECTION_NAMES = {"holm": "Holm's", "bh": "Benjamini-Hochberg's"}
 # Means and stds equal to this many decimals count as tied, so float noise
 # ((0.8 + 0.9) / 2 != 0.85) cannot decide ahead of the stated tie-breakers.
 _TIE_DECIMALS = 12
@@ -269,6 +277,32 @@ def paired_run_ids(
     return [system_runs[seed] for seed in seeds], [reference_runs[seed] for seed in seeds], seeds
 
 
+def _seed_list(seeds: list[int]) -> str:
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
+
+
+def seeds_left_out(trials: pd.DataFrame, system_key: str, reference_key: str) -> str:
+    """The sentence naming the seeds :func:`paired_run_ids` leaves out of a comparison of the
+    two configurations, and why (the other has no run on them); "" when it leaves none."""
+    runs = {key: _run_ids_by_seed(trials, key) for key in (system_key, reference_key)}
+    labels = {key: trials.loc[trials["config_key"] == key, "config_label"].iloc[0] for key in runs}
+    paired = sorted(runs[system_key].keys() & runs[reference_key].keys())
+    parts = []
+    for key, other in ((system_key, reference_key), (reference_key, system_key)):
+        alone = sorted(runs[key].keys() - runs[other].keys())
+        if alone:
+            verb = "were" if len(alone) > 1 else "was"
+            it = "them" if len(alone) > 1 else "it"
+            parts.append(
+                f"{_seed_list(alone)} of {labels[key]} {verb} left out: {labels[other]} has "
+                f"no run on {it}"
+            )
+    if not parts:
+        return ""
+    count = f"{len(paired)} seed{'s' if len(paired) > 1 else ''}"
+    return f"{count} paired ({', '.join(map(str, paired))}); {'; '.join(parts)}"
+
+
 def _check_choice(name: str, value: str, allowed) -> None:
     if value not in allowed:
         raise AnalysisError(f"{name}={value!r} is not one of {', '.join(allowed)}")
@@ -318,8 +352,9 @@ def compare_configs(
     reference_mean (mean per-example score over examples and seeds; with counts, the
     statistic of the counts summed over examples and seeds, e.g. pooled entity F1), the fields of
     :class:`analysis.stats.PairedTestResult`, then p_holm, p_bh (adjusted over the
-    languages of this comparison), p_corrected (by ``correction``: holm, bh or none) and
-    significant (p_corrected < 0.05). Artifacts with per-example ``counts`` and a
+    languages of this comparison), p_corrected (by ``correction``: holm, bh or none),
+    significant (p_corrected < 0.05; never on one seed, see :func:`_with_corrections`) and
+    seeds_left_out (:func:`seeds_left_out`). Artifacts with per-example ``counts`` and a
     metric in COUNT_STATISTICS (NER's f1) are tested on those counts when ``test`` is
     the crossed (through their linearised contributions) or the permutation test.
     """
@@ -329,7 +364,9 @@ def compare_configs(
         _language_comparison(scores, run_ids, split, lang, test, n_resamples, seed)
         for lang in languages
     ]
-    return _with_corrections(pd.DataFrame(rows), correction)
+    table = _with_corrections(pd.DataFrame(rows), correction)
+    table["seeds_left_out"] = seeds_left_out(trials, system_key, reference_key)
+    return table
 
 
 def _language_comparison(
@@ -390,34 +427,59 @@ def compare_average(
     """One configuration vs another on the mean of ``split``'s per-language metrics (the
     papers' headline average over the languages), with ``test``.
 
-    Each language's (seeds, examples) units are weighted by (all examples) / (languages x
-    its examples) and concatenated over the languages, so that their mean is the mean of
-    the languages' metrics and a seed's run shifts its units in every language together.
-    Keys: languages, system_mean, reference_mean and the fields of PairedTestResult.
+    The units (:func:`analysis.parallel_items.headline_units`): where the split's artifacts
+    declare its languages translations of one item set (XNLI, PAWS-X, XQuAD), each item's
+    mean over its translations, so that a method's effect on an item counts once; else each
+    language's (seeds, examples) units weighted by (all examples) / (languages x its
+    examples) and concatenated. Either way their mean is the mean of the languages' metrics
+    and a seed's run shifts its units in every language together. Keys: languages, units
+    (what the units are, in words), system_mean, reference_mean, the fields of
+    PairedTestResult and seeds_left_out (:func:`seeds_left_out`).
     """
     run_ids, languages = _paired_languages(trials, (system_key, reference_key), split, test)
     units = [_language_units(scores, run_ids, split, lang) for lang in languages]
-    total = sum(system.shape[1] for system, _ in units)
-    weights = [total / (len(units) * system.shape[1]) for system, _ in units]
-    system = np.concatenate([w * s for w, (s, _) in zip(weights, units)], axis=1)
-    reference = np.concatenate([w * r for w, (_, r) in zip(weights, units)], axis=1)
+    parallel = declared_parallel(scores, run_ids, split, languages)
+    system, reference, description = headline_units(units, languages, parallel)
     result = run_significance_test(test, system, reference)
     return {
         "languages": languages,
+        "units": description,
         "system_mean": float(system.mean()),
         "reference_mean": float(reference.mean()),
         **asdict(result),
+        "seeds_left_out": seeds_left_out(trials, system_key, reference_key),
     }
 
 
+def declared_parallel(
+    scores: ExampleScores, run_ids: tuple[list, list], split: str, languages: list[str]
+) -> bool | None:
+    """Whether the compared runs' artifacts on ``split`` declare its languages translations
+    of one item set (xlt_schema.PARALLEL_ITEMS_FIELD): True when every one does, None when
+    any predates the declaration (0.5.0 and earlier), else False."""
+    declared = {
+        scores.payload(run_id, split, lang).get(PARALLEL_ITEMS_FIELD)
+        for ids in run_ids
+        for run_id in ids
+        for lang in languages
+    }
+    if None in declared:
+        return None
+    return declared == {True}
+
+
 def _with_corrections(table: pd.DataFrame, correction: str) -> pd.DataFrame:
-    """p_holm, p_bh, p_corrected (by ``correction``) and significant, over the rows."""
-    table["p_holm"] = CORRECTIONS["holm"](table["p_value"])
-    table["p_bh"] = CORRECTIONS["bh"](table["p_value"])
+    """p_holm, p_bh, p_corrected (by ``correction``) and significant, over the rows that can
+    claim: a row on fewer than MIN_VERDICT_SEEDS seeds (or without a p-value: the crossed
+    test on one seed) takes no corrected p-value (NaN), is never significant and does not
+    count in the others' correction."""
+    claims = table["p_value"].notna() & (table["n_seeds"] >= MIN_VERDICT_SEEDS)
+    for name, correct in CORRECTIONS.items():
+        table[f"p_{name}"] = np.nan
+        if claims.any():
+            table.loc[claims, f"p_{name}"] = correct(table.loc[claims, "p_value"].to_numpy())
     table["p_corrected"] = (
-        table["p_value"]
-        if correction == "none"
-        else table["p_holm" if correction == "holm" else "p_bh"]
+        table["p_value"].where(claims) if correction == "none" else table[f"p_{correction}"]
     )
     table["significant"] = table["p_corrected"] < SIGNIFICANCE_LEVEL
     return table
@@ -443,6 +505,7 @@ def significance_marks(
     baseline_key: str,
     reference_key: str | None,
     splits: list[str],
+    correction: str = DEFAULT_CORRECTION,
     **options,
 ) -> pd.DataFrame:
     """Which configuration beats whom where: one row per (config_key, split, lang, against).
@@ -450,27 +513,66 @@ def significance_marks(
     Every configuration but the baseline is compared with the baseline (``against`` =
     ``baseline``, mark ``*``) and, when a reference is given, every configuration but the
     baseline and the reference with the reference (``against`` = ``reference``, mark
-    ``**``). p-values are corrected over the languages of each comparison. ``mark`` is
-    set where the corrected p-value is below 0.05, whatever the sign of the difference
-    (the table's means show the direction).
+    ``**``). A paper-style table shows every mark of its split and metric at once, so the
+    p-values are corrected (``correction``) over all of them: its configurations x
+    languages, against the baseline and the reference alike (``family``: how many tests
+    that is; ``correction``: the method). ``mark`` is set where the corrected p-value is
+    below 0.05, whatever the sign of the difference (the table's means show the direction).
     """
     tables = []
     for config_key in sorted(trials["config_key"].unique()):
-        for against, against_key, mark in (
-            ("baseline", baseline_key, "*"),
-            ("reference", reference_key, "**"),
-        ):
+        for against, against_key in (("baseline", baseline_key), ("reference", reference_key)):
             if against_key is None or config_key in (baseline_key, against_key):
                 continue
             for split in splits:
-                table = compare_configs(scores, trials, config_key, against_key, split, **options)
+                table = compare_configs(
+                    scores, trials, config_key, against_key, split, correction="none", **options
+                )
                 table.insert(0, "config_key", config_key)
                 table.insert(1, "split", split)
                 table.insert(2, "against", against)
-                table["mark"] = [
-                    mark if significant else "" for significant in table["significant"]
-                ]
                 tables.append(table)
     if not tables:
         return pd.DataFrame(columns=["config_key", "split", "against", "lang", "mark"])
-    return pd.concat(tables, ignore_index=True)
+    return _marked(pd.concat(tables, ignore_index=True), correction)
+
+
+def _marked(marks: pd.DataFrame, correction: str) -> pd.DataFrame:
+    """The marks' p-values corrected per split and metric (one paper-style table), with
+    ``family``, ``correction`` and ``mark``."""
+    _check_choice("correction", correction, (*CORRECTIONS, "none"))
+    families = []
+    for _, family in marks.groupby(["split", "metric"], dropna=False, sort=False):
+        family = _with_corrections(family.copy(), correction)
+        family["family"] = int(family["p_corrected"].notna().sum())
+        families.append(family)
+    marks = pd.concat(families).sort_index()
+    marks["correction"] = correction
+    symbols = np.where(marks["against"] == "baseline", "*", "**")
+    marks["mark"] = np.where(marks["significant"], symbols, "")
+    return marks
+
+
+def marks_note(marks: pd.DataFrame, split: str, metric: str) -> str:
+    """The sentence of a paper-style table (``split``, ``metric``) on what its marks mean and
+    what they are corrected over."""
+    meaning = "* significant vs the baseline, ** vs the reference"
+    if marks.empty:
+        return f"{meaning} (none tested)."
+    shown = marks[
+        (marks["split"] == split) & (marks["metric"].isna() | (marks["metric"] == metric))
+    ]
+    tests = int(shown["family"].max()) if not shown.empty else 0
+    if tests == 0:
+        return f"{meaning}: none tested for a claim ({ONE_SEED})."
+    against = (
+        "against the baseline and the reference alike"
+        if (shown["against"] == "reference").any()
+        else "against the baseline"
+    )
+    scope = f"the table's {tests} tests (its configurations x languages, {against})"
+    correction = shown["correction"].iloc[0]
+    if correction == "none":
+        return f"{meaning}: p < {SIGNIFICANCE_LEVEL} uncorrected, over {scope}."
+    method = CORRECTION_NAMES[correction]
+    return f"{meaning}: p < {SIGNIFICANCE_LEVEL} after {method} correction over {scope}."

@@ -605,8 +605,8 @@ def crossed_moments(differences) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             f"the seed-aware (crossed) test needs at least {MIN_CROSSED_SEEDS} seeds paired "
             f"with the baseline's and 2 examples; got {seeds} seed(s) and {examples} "
             "example(s). With one seed nothing measures the seed-to-seed variance: run more "
-            "seeds, or choose a seed-averaged test (ttest, bootstrap, permutation), which "
-            "ignores it"
+            "seeds (a seed-averaged test, ttest, bootstrap or permutation, runs on one seed but "
+            "ignores it, and a report gives no verdict from it)"
         )
     ms_example, ms_seed, ms_residual = mean_squares(differences)
     # n S Var(mean) = E[MS_seeds] + E[MS_examples] - E[MS_residual] (module notes). An
@@ -1001,12 +1001,12 @@ def run_significance_test(
 
     ``counts`` = (system_counts, baseline_counts), each (seeds, examples, k), with their
     ``statistic``: the crossed and permutation tests then use them instead of the scores.
-    With a single seed nothing measures the seed variance, and ``crossed`` falls back to the
-    task's seed-averaged test (``permutation`` on counts, else ``ttest``), whose result
-    names it, so that a one-seed sweep still gets a report that says what it ignores.
+    With a single seed nothing measures the seed variance: ``crossed`` gives the observed
+    difference with no interval and no p-value (:func:`untested_difference`); a
+    seed-averaged test named by the caller still runs, on the two runs' examples.
     """
     if test == "crossed" and np.shape(system if counts is None else counts[0])[0] == 1:
-        test = "ttest" if counts is None else "permutation"
+        return untested_difference(system, baseline, counts, statistic)
     if test == "crossed":
         if counts is not None:
             return crossed_test(*counts, statistic=statistic)
@@ -1022,6 +1022,24 @@ def run_significance_test(
             )
         return permutation_test(system, baseline, n_iterations=n_resamples, seed=seed)
     raise ValueError(f"significance_test={test!r} is not one of {', '.join(SIGNIFICANCE_TESTS)}")
+
+
+def untested_difference(
+    system, baseline, counts: tuple | None = None, statistic: Statistic | None = None
+) -> PairedTestResult:
+    """The crossed test's result on one seed: the observed difference (of the scores' means,
+    or of ``statistic`` on the counts summed over seeds and examples) with a NaN interval,
+    statistic and p-value, since nothing measures the seed-to-seed variance."""
+    if counts is None:
+        system, baseline = np.asarray(system, dtype=float), np.asarray(baseline, dtype=float)
+        difference = system.mean() - baseline.mean()
+    else:
+        system, baseline = (np.asarray(part, dtype=float) for part in counts)
+        difference = statistic(system.sum(axis=(0, 1))) - statistic(baseline.sum(axis=(0, 1)))
+    seeds, examples = system.shape[:2]
+    return PairedTestResult(
+        float(difference), np.nan, np.nan, np.nan, np.nan, examples, seeds, "crossed"
+    )
 
 
 # --------------------------------------------------------------------------- corrections

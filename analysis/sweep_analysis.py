@@ -35,6 +35,7 @@ from analysis.reproduction import (
     sweep_cells,
     sweep_task_and_model,
 )
+from analysis.reproduction_presets import preset_comparison, preset_comparison_section
 from analysis.sanity import sanity_warnings
 from analysis.select import (
     CONFIG_COLUMNS,
@@ -48,6 +49,7 @@ from analysis.select import (
     compare_average,
     compare_to_baseline,
     default_selection_metric,
+    marks_note,
     resolve_config,
     select_best,
     significance_marks,
@@ -60,12 +62,20 @@ from analysis.tables import Table
 from analysis.verdict import (
     BASELINE_ONLY,
     Verdict,
+    claimless,
     held_out_headline,
     make_verdict,
     no_held_out_headline,
     selection_headline,
     untested_headline,
     with_selection_evidence,
+)
+from analysis.verdict_runs import (
+    CONFIRM_SEEDS_PARAM,
+    VerdictRuns,
+    adjusted_average,
+    adjusted_for_selection,
+    verdict_runs,
 )
 from xlt_schema import NO_ADAPTATION
 
@@ -104,6 +114,9 @@ class SweepAnalysis:
     model: str
     reproduction: pd.DataFrame  # analysis.reproduction.reproduction_frames' comparisons
     reproduction_lines: tuple[str, ...]  # the section on the papers
+    # The reproduction beside the same experiment's sweep under the other preset (paper /
+    # released: analysis/reproduction_presets.py); empty without one.
+    preset_lines: tuple[str, ...]
     power: tuple[str, ...]  # the lines of the power section (analysis/power.py)
     sequential: tuple[str, ...]  # the sequential seeds' section (analysis/sequential.py)
     departures: dict | None  # a paper preset's, as logged (analysis/departures.py)
@@ -111,6 +124,8 @@ class SweepAnalysis:
     baseline_mean: float  # the baseline's mean selection metric over seeds
     warnings: tuple[str, ...]  # sanity warnings (analysis.sanity), said before the rest
     incomplete: str  # analysis.completeness.incomplete_note: "" when the sweep has ended
+    # The runs the verdict and the comparisons are decided on, and how (analysis/verdict_runs.py)
+    verdict_runs: VerdictRuns
     # analysis.effect_sizes.effect_size_table of the selection vs the baseline on test; empty
     # when the baseline is selected or nothing was tested on test
     effect_sizes: pd.DataFrame
@@ -134,22 +149,15 @@ def analyse_sweep(records: SweepRecords, options: ReportOptions) -> SweepAnalysi
     reference_key = resolve_config(trials, options.reference) if options.reference else None
     keys = (baseline_key, reference_key, selection.config_key)
     tested = {"test": test, "correction": options.correction}
-    comparisons, marks = _tests_against_baseline(
+    comparisons, marks, runs = _tests_against_baseline(
         records, selection, baseline_key, reference_key, options.baseline_method, tested
     )
     verdict, baseline_mean = sweep_verdict(
-        scores, trials, selection, options.baseline_method, comparisons.get(TEST_SPLIT), **tested
+        scores, trials, selection, runs, comparisons.get(TEST_SPLIT), **tested
     )
     baseline_label = config_label(trials, baseline_key)
-    # What the design could detect, and the seeds `target_difference` (points) would need.
-    power = power_report(
-        scores,
-        trials,
-        baseline_key,
-        selection.metric,
-        test,
-        options.target_difference,
-        alpha=SIGNIFICANCE_LEVEL,
+    effect_sizes = _effect_sizes(
+        scores, runs, (selection, baseline_key), comparisons, test, options
     )
     return SweepAnalysis(
         experiment=records.experiment,
@@ -164,7 +172,7 @@ def analyse_sweep(records: SweepRecords, options: ReportOptions) -> SweepAnalysi
         selection=selection,
         comparisons=comparisons,
         marks=marks,
-        power=tuple(power),
+        power=_power(records, baseline_key, selection.metric, test, options.target_difference),
         sequential=tuple(sequential_section(parent.tags)),
         departures=records.departures,
         verdict=verdict,
@@ -173,34 +181,51 @@ def analyse_sweep(records: SweepRecords, options: ReportOptions) -> SweepAnalysi
             sanity_warnings(records.training, scores, trials, selection.metric, baseline_label)
         ),
         incomplete=incomplete_note(parent, len(trials)),
-        effect_sizes=_effect_sizes(
-            records, selection, baseline_key, comparisons, test, options.baseline_method
-        ),
+        effect_sizes=effect_sizes,
+        verdict_runs=runs,
         **_against_papers(
             trials, parent.params, marks, keys, options.paper_results, selection.metric
         ),
+        preset_lines=tuple(_by_preset(records, options.paper_results, selection.metric)),
+    )
+
+
+def _power(records: SweepRecords, baseline_key: str, metric: str, test: str, target) -> tuple:
+    """What the design could detect, and the seeds ``target`` (a difference in points) would
+    need (analysis/power.py)."""
+    return tuple(
+        power_report(
+            records.scores,
+            records.trials,
+            baseline_key,
+            metric,
+            test,
+            target,
+            alpha=SIGNIFICANCE_LEVEL,
+        )
     )
 
 
 def _effect_sizes(
-    records: SweepRecords,
-    selection: Selection,
-    baseline_key: str,
+    scores: ExampleScores,
+    runs: VerdictRuns,
+    roles: tuple[Selection, str],
     comparisons: Mapping[str, pd.DataFrame],
     test: str,
-    baseline_method: str,
+    options: ReportOptions,
 ) -> pd.DataFrame:
     """The selection's effect sizes against the baseline on test (analysis.effect_sizes),
-    per language and on the mean over the languages (with ``test``, as the verdict's)."""
+    per language and on the mean over the languages (with ``test``, on the verdict's runs)."""
+    selection, baseline_key = roles
     evaluation = comparisons.get(TEST_SPLIT)
-    if evaluation is None or is_baseline_selection(selection, baseline_method):
+    if evaluation is None or is_baseline_selection(selection, options.baseline_method):
         return pd.DataFrame()
     keys = (selection.config_key, baseline_key)
     try:
-        average = compare_average(records.scores, records.trials, *keys, test=test)
+        average = compare_average(scores, runs.trials, *keys, test=test)
     except (AnalysisError, ValueError):
         average = None  # the verdict says why the mean was not tested
-    return effect_size_table(evaluation, records.trials, keys, TEST_SPLIT, average)
+    return effect_size_table(evaluation, runs.trials, keys, TEST_SPLIT, average)
 
 
 def _against_papers(
@@ -218,7 +243,14 @@ def _against_papers(
     published = load_published_results(paper_results)
     task, model = sweep_task_and_model(trials, sweep_params)
     reproduction, not_compared = reproduction_frames(
-        trials, published, task, model, (baseline_key, selected_key), selection_metric, marks
+        trials,
+        published,
+        task,
+        model,
+        (baseline_key, selected_key),
+        selection_metric,
+        marks,
+        sweep_params.get("preset", ""),
     )
     tables = paper_style_tables(
         trials, marks, baseline_key, reference_key, sweep_params, selected_key, published
@@ -232,6 +264,26 @@ def _against_papers(
     }
 
 
+def _by_preset(records: SweepRecords, paper_results: str | Path, metric: str) -> list[str]:
+    """The section that sets this sweep's reproduction beside the newest complete sweep of
+    the same experiment under each other preset (paper / released); none without one."""
+    if not records.other_presets:
+        return []
+    published = load_published_results(paper_results)
+    sweeps = {records.parent.params["preset"]: records.trials, **records.other_presets}
+    frames = {}
+    for preset, trials in sweeps.items():
+        task, model = sweep_task_and_model(trials, {})
+        try:  # each sweep's own baseline and selection, on the same metric
+            keys = (baseline_config_key(trials), select_best(trials, metric).config_key)
+        except AnalysisError:
+            continue
+        frames[preset] = reproduction_frames(
+            trials, published, task, model, keys, metric, preset=preset
+        )
+    return preset_comparison_section(preset_comparison(frames)) if len(frames) > 1 else []
+
+
 def _tests_against_baseline(
     records: SweepRecords,
     selection: Selection,
@@ -239,19 +291,30 @@ def _tests_against_baseline(
     reference_key: str | None,
     baseline_method: str,
     tested: dict,
-) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
-    """Per evaluation split the selection vs the baseline, and every configuration's
-    significance marks (``tested``: the test and the correction)."""
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame, VerdictRuns]:
+    """Per evaluation split the selection vs the baseline on the verdict's runs (adjusted for
+    the selection when they chose it), every configuration's significance marks
+    (``tested``: the test and the correction), and the verdict's runs."""
     trials, scores = records.trials, records.scores
+    runs = verdict_runs(
+        trials,
+        records.confirmation,
+        (selection.config_key, baseline_key),
+        records.parent.params.get(CONFIRM_SEEDS_PARAM),
+        baseline_method,
+    )
     splits = evaluation_splits(trials)
     comparisons = {
-        split: compare_to_baseline(
-            scores, trials, selection.config_key, split, baseline_method, **tested
+        split: adjusted_for_selection(
+            compare_to_baseline(
+                scores, runs.trials, selection.config_key, split, baseline_method, **tested
+            ),
+            runs.candidates,
         )
         for split in splits
     }
     marks = significance_marks(scores, trials, baseline_key, reference_key, splits, **tested)
-    return comparisons, marks
+    return comparisons, marks, runs
 
 
 def significance_test_of(parent: SweepParent, override: str | None) -> str:
@@ -330,8 +393,9 @@ def paper_style_tables(
                 sweep_cells(trials, published, task, model, split, metric), languages
             )
             note = (
-                "Mean over seeds in percent; avg over the languages shown. * significant vs "
-                "the baseline, ** vs the reference (corrected p < 0.05). 'paper' rows are the "
+                "Mean over seeds in percent; avg over the languages shown. "
+                + marks_note(marks, split, metric)
+                + " 'paper' rows are the "
                 "published rows a configuration of this sweep matches (analysis/"
                 "published_results.tsv; see the Reproduction section)"
                 + ("." if paper_rows else f"; none match (task {task}, model {model}).")
@@ -390,8 +454,9 @@ def sweep_verdict(
     scores: ExampleScores,
     trials: pd.DataFrame,
     selection: Selection,
-    baseline_method: str,
+    runs: VerdictRuns,
     evaluation: pd.DataFrame | None,
+    baseline_method: str = DEFAULT_BASELINE_METHOD,
     **options,
 ) -> tuple[Verdict, float]:
     """The verdict against the baseline (on the selection metric, with the paired test of
@@ -400,7 +465,7 @@ def sweep_verdict(
     baseline_key = baseline_config_key(trials, baseline_method)
     baseline_mean = float(trials.loc[trials["config_key"] == baseline_key, selection.metric].mean())
     if is_baseline_selection(selection, baseline_method):
-        return make_verdict(BASELINE_ONLY, evaluation, TEST_SPLIT), baseline_mean
+        return claimless(make_verdict(BASELINE_ONLY, evaluation, TEST_SPLIT), trials), baseline_mean
     split, lang, name = parse_metric_key(selection.metric)
     try:
         dev = compare_to_baseline(
@@ -418,17 +483,21 @@ def sweep_verdict(
         headline = untested_headline(
             selection.config_label, selection.metric, selection.mean, baseline_mean, why
         )
-    held_out = held_out_verdict(scores, trials, selection, baseline_key, options["test"])
-    return make_verdict(
-        with_selection_evidence(held_out, headline[1]), evaluation, TEST_SPLIT
-    ), baseline_mean
+    held_out = held_out_verdict(scores, runs, selection, baseline_key, options["test"])
+    verdict = make_verdict(with_selection_evidence(held_out, headline[1]), evaluation, TEST_SPLIT)
+    return claimless(verdict, trials), baseline_mean  # selected on test: no claim at all
 
 
-def held_out_verdict(scores, trials, selection: Selection, baseline_key: str, test: str):
-    """The outcome and sentence on the test split's mean over its languages (no claim when
-    there is no test split or it cannot be tested)."""
+def held_out_verdict(scores, runs: VerdictRuns, selection: Selection, baseline_key: str, test: str):
+    """The outcome and sentence on the test split's mean over its languages, on the verdict's
+    ``runs`` and adjusted for the selection as they say (no claim when there is no test
+    split or it cannot be tested)."""
     try:
-        average = compare_average(scores, trials, selection.config_key, baseline_key, test=test)
+        average = compare_average(
+            scores, runs.trials, selection.config_key, baseline_key, test=test
+        )
     except (AnalysisError, ValueError) as error:
         return no_held_out_headline(TEST_SPLIT, str(error))
-    return held_out_headline(selection.config_label, TEST_SPLIT, average)
+    average = adjusted_average(average, runs.candidates)
+    result, sentence = held_out_headline(selection.config_label, TEST_SPLIT, average)
+    return result, f"{sentence} {runs.note}"

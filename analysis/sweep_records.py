@@ -10,8 +10,10 @@ import pandas as pd
 from mlflow import MlflowClient
 
 from analysis.collect import (
+    AnalysisError,
     ExampleScores,
     collect_trials,
+    confirmation_runs,
     connect,
     find_parent_run,
     finished_trial_runs,
@@ -19,15 +21,17 @@ from analysis.collect import (
     sweep_parent,
     trials_table,
 )
-from analysis.completeness import incomplete_note, newest_complete_sweep
+from analysis.completeness import incomplete_note, is_complete, newest_complete_sweep
 from analysis.departures import read_departures
 from analysis.probing_stages import ProbingStages, stage_runs
+from analysis.reproduction_presets import COMPARED_PRESETS
 from analysis.sanity import LOSS_CURVE, TrainingRecords
 from analysis.sweep_parent import SweepParent
 from xlt_schema import (
     CONFIG_LABEL_TAG,
     DIVERGED_FAILURE,
     FAILURE_TAG,
+    PARENT_ROLE,
     PARENT_RUN_TAG,
     PHASE_TAG,
     REPORT_PHASE_TAG,
@@ -43,9 +47,15 @@ class SweepRecords:
     experiment: str
     parent: SweepParent
     trials: pd.DataFrame  # analysis.collect.collect_trials: one row per finished trial
+    # The confirmation phase's finished trials (the same columns; empty without one): the
+    # selected configuration and the baseline on fresh seeds, where the verdict is decided.
+    confirmation: pd.DataFrame
     scores: ExampleScores  # the trials' per-example artifacts, read when first asked
     departures: dict | None  # a paper preset's departures, as logged (analysis/departures.py)
     training: TrainingRecords  # diverged trials and loss curves (analysis/sanity.py)
+    # The trials of the newest complete sweep of this experiment under each other preset that
+    # reproduces a paper (paper / released), for the report's reproduction by preset.
+    other_presets: dict[str, pd.DataFrame]
 
 
 def read_sweep(
@@ -57,16 +67,42 @@ def read_sweep(
     parent = sweep_parent(parent_run)
     runs = finished_trial_runs(client, parent.run_id)
     trials = trials_table(runs)
+    confirming = confirmation_runs(client, parent.run_id)
     # The search's artifact locations: no get_run per trial when its scores are read.
-    artifact_uris = {run.info.run_id: run.info.artifact_uri for run in runs}
+    artifact_uris = {run.info.run_id: run.info.artifact_uri for run in [*runs, *confirming]}
     return SweepRecords(
         experiment=experiment,
         parent=parent,
         trials=trials,
+        confirmation=trials_table(confirming) if confirming else pd.DataFrame(),
         scores=ExampleScores(client, artifact_uris),
         departures=read_departures(client, parent_run),
         training=read_training_records(client, trials, parent),
+        other_presets=other_preset_trials(client, parent),
     )
+
+
+def other_preset_trials(client: MlflowClient, parent: SweepParent) -> dict[str, pd.DataFrame]:
+    """Per other preset of COMPARED_PRESETS than ``parent``'s, the trials of the newest
+    complete sweep of its experiment run with it (none for a smoke sweep)."""
+    preset = parent.params.get("preset")
+    if preset not in COMPARED_PRESETS:
+        return {}
+    found = {}
+    for other in (name for name in COMPARED_PRESETS if name != preset):
+        parents = client.search_runs(
+            [parent.experiment_id],
+            f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}' and params.preset = '{other}'",
+            order_by=["attributes.start_time DESC"],
+            max_results=100,
+        )
+        for candidate in filter(is_complete, map(sweep_parent, parents)):
+            try:
+                found[other] = collect_trials(client, candidate.run_id)
+                break
+            except AnalysisError:  # no finished trial: look further back
+                continue
+    return found
 
 
 def diverged_configs(client: MlflowClient, parent: SweepParent) -> dict[str, list[str]]:

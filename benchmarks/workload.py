@@ -110,7 +110,7 @@ class Workload:
         layer capped at the model's depth, and the training set it builds from the examples
         (EAR's and RS-DA's synonym copies included), as `trial.run_trial` builds them."""
         config = dataclasses.replace(
-            self.config, method=method, layer=min(self.config.layer, layers)
+            self.config, method=method, layer=min(self.config.setting_value("layer"), layers)
         )
         objective = build_objective(config, self.tokenizer.pad_token_id, self.synonyms)
         return objective, objective.training_set(self.examples, self.encode, config.seed)

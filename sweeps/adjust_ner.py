@@ -6,8 +6,10 @@ English WikiANN NER, over seeds (Efimov et al. 2023).
     python sweeps/adjust_ner.py --preset paper     # mBERT, WikiANN and WikiMatrix from the hub
 
 The `paper` preset is built from the paper's card, `sweeps/papers/efimov2023.yaml`: es, ru,
-vi, hi; HuggingFace's run_ner.py budget (lr 5e-5, 3 epochs); the XNLI sweep's adjustment and
-continual settings, with the card's declared departures.
+vi, hi; the authors' run_ner_no_trainer.py budget (lr 2e-5, 3 epochs); the XNLI sweep's
+adjustment and continual settings, with the card's declared departures.
+`--preset released` runs the authors' released code (pefimov/cross-lingual-adjustment@04edbc1):
+the card's `released` values (random batches, the continual regulariser at weight 1).
 """
 
 import sys
@@ -18,8 +20,11 @@ from sweeps.families import efimov2023
 
 PAPER = efimov2023.PAPER
 # The three encoders (sweeps/families/efimov2023.py): original, adjusted, adjusted + continual.
-POINTS = {"smoke": efimov2023.SMOKE_POINTS, "paper": efimov2023.paper_points("adjust_ner")}
-SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_ner", (shared.PAPER_PRESET,))}
+POINTS = {
+    "smoke": efimov2023.SMOKE_POINTS,
+    **{p: efimov2023.paper_points("adjust_ner", p) for p in efimov2023.PRESETS},
+}
+SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_ner", efimov2023.PRESETS)}
 # The paper's test: a permutation test on entity F1 (predictions concatenated over seeds).
 SIGNIFICANCE_TEST = "permutation"
 # None: the report selects on English dev F1.

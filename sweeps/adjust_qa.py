@@ -10,6 +10,8 @@ The `paper` preset is built from the paper's card, `sweeps/papers/efimov2023.yam
 vi, hi; HuggingFace's run_qa.py budget (lr 3e-5, 2 epochs, length 384, stride 128); MLQA's
 test split; the XNLI sweep's adjustment and continual settings, with the card's declared
 departures.
+`--preset released` runs the authors' released code (pefimov/cross-lingual-adjustment@04edbc1):
+the card's `released` values (random batches, the continual regulariser at weight 1).
 """
 
 import sys
@@ -20,8 +22,11 @@ from sweeps.families import efimov2023
 
 PAPER = efimov2023.PAPER
 # The three encoders (sweeps/families/efimov2023.py): original, adjusted, adjusted + continual.
-POINTS = {"smoke": efimov2023.SMOKE_POINTS, "paper": efimov2023.paper_points("adjust_qa")}
-SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_qa", (shared.PAPER_PRESET,))}
+POINTS = {
+    "smoke": efimov2023.SMOKE_POINTS,
+    **{p: efimov2023.paper_points("adjust_qa", p) for p in efimov2023.PRESETS},
+}
+SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_qa", efimov2023.PRESETS)}
 # The paper's test on F1: the paired t-test on per-question scores averaged over seeds.
 SIGNIFICANCE_TEST = "ttest"
 # None: the report selects on English dev F1.

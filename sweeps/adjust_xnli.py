@@ -9,6 +9,8 @@ vi, hi; HuggingFace's run_xnli.py budget (lr 5e-5, 2 epochs); 30K pairs per seed
 250K WikiMatrix pool; Eq. 2's alpha = 0.01; 5 seeds; fp32; with its declared departures.
 An adjusted trial adjusts one encoder per target language, on that language's pairs only
 (`xlt_core/language_stages.py`).
+`--preset released` runs the authors' released code (pefimov/cross-lingual-adjustment@04edbc1):
+the card's `released` values (random batches, the continual regulariser at weight 1).
 """
 
 import sys
@@ -21,9 +23,9 @@ PAPER = efimov2023.PAPER
 # The three encoders (sweeps/families/efimov2023.py): original, adjusted, adjusted + continual.
 POINTS = {
     "smoke": efimov2023.SMOKE_POINTS,
-    "paper": efimov2023.paper_points("adjust_xnli"),
+    **{p: efimov2023.paper_points("adjust_xnli", p) for p in efimov2023.PRESETS},
 }
-SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_xnli", (shared.PAPER_PRESET,))}
+SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_xnli", efimov2023.PRESETS)}
 # Paired t-test on per-example scores averaged over seeds.
 SIGNIFICANCE_TEST = "ttest"
 # None: the report selects on English dev accuracy.

@@ -10,6 +10,8 @@ The `paper` preset is built from the paper's card, `sweeps/papers/efimov2023.yam
 vi, hi; adjust_qa's QA fine-tuning (HuggingFace's run_qa.py budget); the XNLI sweep's
 adjustment and continual settings, with the card's declared departures (the layer is chosen
 on a dev part of Tatoeba, not on the reported queries).
+`--preset released` runs the authors' released code (pefimov/cross-lingual-adjustment@04edbc1):
+the card's `released` values (random batches, the continual regulariser at weight 1).
 """
 
 import sys
@@ -21,8 +23,11 @@ from sweeps.families import efimov2023
 PAPER = efimov2023.PAPER
 # The three encoders (sweeps/families/efimov2023.py); each trial fine-tunes its encoder on
 # QA, then retrieves.
-POINTS = {"smoke": efimov2023.SMOKE_POINTS, "paper": efimov2023.paper_points("adjust_xsr")}
-SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_xsr", (shared.PAPER_PRESET,))}
+POINTS = {
+    "smoke": efimov2023.SMOKE_POINTS,
+    **{p: efimov2023.paper_points("adjust_xsr", p) for p in efimov2023.PRESETS},
+}
+SEEDS = {"smoke": [0, 1], **shared.paper_seeds(PAPER, "adjust_xsr", efimov2023.PRESETS)}
 # Paired t-test on per-query reciprocal ranks averaged over seeds.
 SIGNIFICANCE_TEST = "ttest"
 # XSR has no English queries: the report selects on the dev pairs of every language.

@@ -115,7 +115,9 @@ def _add_sweep_arguments(parser: argparse.ArgumentParser, presets: tuple[str, ..
         help="(default smoke) smoke: tiny model, offline, minutes on a laptop; paper: the "
         "paper's experiment as its card (sweeps/papers/) sets it, hub data, departures "
         "declared (--dry-run lists them); paper-xlmr (ding2022's scripts that have it): the "
-        "same with XLM-R base",
+        "same with XLM-R base; released (the scripts whose paper released code): the authors' "
+        "released code setting for setting, --dry-run printing each setting that differs "
+        "from paper with both sources",
     )
     parser.add_argument(
         "--data-dir",
@@ -298,8 +300,7 @@ def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
             print("\n".join(["", *power]), flush=True)
             return code
     except (ConfigError, DataError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _bad_input(error)
     argv = sys.argv[1:] if argv is None else argv
     code = _run(spec, args, _resume_command(script, argv))
     if script.__name__ == "__main__":
@@ -372,8 +373,7 @@ def _run(spec: SweepSpec, args: argparse.Namespace, resume_command: str) -> int:
             check_tracking_uri(options.tracking_uri, must_exist=options.resume)
             failed = run_sweep(spec, options, signals)
         except (ConfigError, DataError) as error:
-            print(f"error: {error}", file=sys.stderr)
-            return EXIT_BAD_INPUT
+            return _bad_input(error)
         except SweepInterrupted as interruption:
             return _interrupted_exit(interruption, args.resume, resume_command)
         except StorageFull as full:  # one line, no traceback: the state is resumable
@@ -395,6 +395,13 @@ def _run(spec: SweepSpec, args: argparse.Namespace, resume_command: str) -> int:
             )
             return EXIT_CRASHED
     return EXIT_TRIALS_FAILED if failed else EXIT_DONE
+
+
+def _bad_input(error: Exception) -> int:
+    """Refuse in one line; a URI's credentials are not printed (`--tracking-uri`'s
+    `?password=`, a database's `user:password@`)."""
+    print(f"error: {redact(str(error))}", file=sys.stderr)
+    return EXIT_BAD_INPUT
 
 
 def _interrupted_exit(interruption: SweepInterrupted, resumed: bool, resume_command: str) -> int:

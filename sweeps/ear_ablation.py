@@ -5,6 +5,8 @@
     python sweeps/ear_ablation.py --preset paper --dry-run
 
 The paper ablates on XNLI only (its Table 3); PAWS-X has no ablation table.
+The `released` preset runs the authors' released scripts (KB-Ding/EAR@b508ce7) setting for
+setting: the card's `released` values, each departure from the paper printed by --dry-run.
 """
 
 import sys
@@ -25,10 +27,10 @@ ABLATION = [
 
 # The paper card the paper presets are built from.
 PAPER = ding2022.PAPER
-PRESETS = ("paper",)
+PRESETS = ("paper", "released")
 POINTS = {
     "smoke": [BASELINE, *ABLATION],
-    "paper": shared.paper_points(PAPER, "ear_ablation", "paper", [BASELINE, *ABLATION]),
+    **{p: shared.paper_points(PAPER, "ear_ablation", p, [BASELINE, *ABLATION]) for p in PRESETS},
 }
 SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, "ear_ablation", PRESETS)}
 SIGNIFICANCE_TEST = ding2022.SIGNIFICANCE_TEST

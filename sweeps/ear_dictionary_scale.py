@@ -6,6 +6,8 @@ subsets, the same for every seed: `dictionary_scale`), beside plain fine-tuning.
     python sweeps/ear_dictionary_scale.py --preset paper --dry-run
 
 The smoke preset scales the synthetic data's own small table the same way.
+The `released` preset runs the authors' released scripts (KB-Ding/EAR@b508ce7) setting for
+setting: the card's `released` values, each departure from the paper printed by --dry-run.
 """
 
 import sys
@@ -22,10 +24,13 @@ SCALED = [
 
 # The paper card the paper presets are built from.
 PAPER = ding2022.PAPER
-PRESETS = ("paper",)
+PRESETS = ("paper", "released")
 POINTS = {
     "smoke": [BASELINE, SCALED[0], SCALED[2]],
-    "paper": shared.paper_points(PAPER, "ear_dictionary_scale", "paper", [BASELINE, *SCALED]),
+    **{
+        p: shared.paper_points(PAPER, "ear_dictionary_scale", p, [BASELINE, *SCALED])
+        for p in PRESETS
+    },
 }
 SEEDS = {
     "smoke": smoke_tasks.SMOKE_SEEDS,

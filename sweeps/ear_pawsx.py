@@ -7,6 +7,8 @@ python sweeps/ear_pawsx.py --preset paper --dry-run
 The paper presets (paper: mBERT; paper-xlmr: XLM-R base, Table 2's XLM-R rows) are built
 from the paper's card, sweeps/papers/ding2022.yaml: the XNLI grid with the m = 10 synonym
 copies the paper draws on PAWS-X, and its training settings and declared departures.
+The `released` preset runs the authors' released scripts (KB-Ding/EAR@b508ce7) setting for
+setting: the card's `released` values, each departure from the paper printed by --dry-run.
 """
 
 import sys
@@ -21,11 +23,14 @@ PAPER = ding2022.PAPER
 POINTS = {
     "smoke": [BASELINE, *ding2022.SMOKE_POINTS],
     "paper": shared.paper_points(PAPER, "ear_pawsx", "paper", [BASELINE, *ding2022.PAPER_GRID]),
+    "released": shared.paper_points(
+        PAPER, "ear_pawsx", "released", [BASELINE, *ding2022.PAPER_GRID]
+    ),
     "paper-xlmr": shared.paper_points(PAPER, "ear_pawsx", "paper-xlmr", ding2022.XLMR_POINTS),
 }
 SEEDS = {
     "smoke": smoke_tasks.SMOKE_SEEDS,
-    **shared.paper_seeds(PAPER, "ear_pawsx", ("paper", "paper-xlmr")),
+    **shared.paper_seeds(PAPER, "ear_pawsx", ("paper", "paper-xlmr", "released")),
 }
 # Paired t-test on per-example scores averaged over seeds.
 SIGNIFICANCE_TEST = ding2022.SIGNIFICANCE_TEST

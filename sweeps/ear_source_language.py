@@ -3,6 +3,7 @@ language English, German or Russian, beside plain fine-tuning on English.
 
     python sweeps/ear_source_language.py --preset smoke
     python sweeps/ear_source_language.py --preset paper --dry-run
+    python sweeps/ear_source_language.py --preset released --dry-run  # the authors' scripts
 
 Every trial is tested on English and the target languages (the paper's 15 XNLI languages;
 the smoke preset's synthetic en, es, de, ru). English dev selects, for every source
@@ -34,10 +35,13 @@ EAR_BY_SOURCE = [
 
 # The paper card the paper presets are built from.
 PAPER = ding2022.PAPER
-PRESETS = ("paper",)
+PRESETS = ("paper", "released")
 POINTS = {
     "smoke": [BASELINE, *EAR_BY_SOURCE],
-    "paper": shared.paper_points(PAPER, "ear_source_language", "paper", [BASELINE, *EAR_BY_SOURCE]),
+    **{
+        p: shared.paper_points(PAPER, "ear_source_language", p, [BASELINE, *EAR_BY_SOURCE])
+        for p in PRESETS
+    },
 }
 SEEDS = {
     "smoke": smoke_tasks.SMOKE_SEEDS,

@@ -8,6 +8,7 @@ own script, `sweeps/<name>.py`; what the scripts of one paper share lives in
 
 from __future__ import annotations
 
+import itertools
 import json
 import types
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any, Mapping
 from sweeps.paper_cards import PAPER_PRESET, Departure, PaperCard, load_card, sweep_departures
 from sweeps.planning.spaces import with_setting
 from sweeps.running.trial_request import trial_config
-from xlt_core.config import TrialConfig
+from xlt_core.config import MAX_SEED, TrialConfig
 from xlt_core.errors import ConfigError
 
 # The settings `--set` takes that belong to the sweep, not to a trial.
@@ -29,6 +30,7 @@ SWEEP_SETTINGS = (
     "top_k",
     "search_seeds",
     "search_concurrency",
+    "confirm_seeds",
 )
 
 
@@ -65,6 +67,11 @@ class SweepSpec:
     # ConcurrencyLimiter): unlimited on a large cluster, TPE would draw most of its samples
     # blind, close to random search.
     search_concurrency: int = 4
+    # The confirmation phase every strategy ends with (sweeps/running/confirmation.py): the
+    # selected configuration and the baseline re-run on this many fresh seeds, and the verdict
+    # decided on them. None: as many as the sweep's seeds; 0: none (the verdict then corrects
+    # for the selection instead: docs/statistics.md).
+    confirm_seeds: int | None = None
     fixed_axes: dict = field(default_factory=dict)
     # The paper card a paper preset is built from (None: smoke, or a script without one).
     paper_card: PaperCard | None = None
@@ -100,6 +107,17 @@ class SweepSpec:
         if self._configs is None or self._configs[0] != key:
             self._configs = (key, [self.trial_config(point) for point in self.points])
         return list(self._configs[1])
+
+    def confirmation_seeds(self) -> list[int]:
+        """The confirmation phase's fresh seeds, `confirm_seeds` of them (default as many as
+        the sweep's seeds; [] when 0): the next integers after the sweep's largest seed, or
+        where they would pass MAX_SEED the smallest seeds it trains no trial with."""
+        count = len(self.seeds) if self.confirm_seeds is None else self.confirm_seeds
+        start = max(self.seeds) + 1
+        if start + count - 1 <= MAX_SEED:
+            return list(range(start, start + count))
+        used = set(self.seeds)
+        return list(itertools.islice((s for s in itertools.count() if s not in used), count))
 
     def departures(self) -> list[Departure]:
         """The departures from the paper this sweep makes, `--set` included (none without

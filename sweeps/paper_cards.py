@@ -5,7 +5,11 @@ are shared by every experiment of the paper; `experiments.<sweep script>` adds t
 the settings of one experiment; `presets.<name>` (e.g. `paper-xlmr`) adds the settings of a
 preset other than `paper`, for the experiments it lists; `departures` are the settings the
 project changes on purpose (or chooses where the paper is silent), each with the value the
-trials get (`ours`) and the reason. A `paper` preset is built from its card:
+trials get (`ours`) and the reason. A setting may carry, next to the paper's value, the
+value of the authors' released code (`released: {value, source}`, the source naming
+repository@commit file:line); a preset with `code` (`released`) runs those values, each one
+that differs from the paper's a departure whose reason cites the code. A `paper` preset is
+built from its card:
 
     card = load_card("ding2022")
     base = card.trial_settings("ear_xnli")  # TrialConfig settings, departures applied
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,10 +35,13 @@ import yaml
 
 from xlt_core.config import HYPERPARAMETER_NAMES, coerce_setting, setting_names
 from xlt_core.errors import ConfigError
+from xlt_schema import SELECTION_ON_TEST
 
 CARDS_DIR = Path(__file__).parent / "papers"
 SWEEPS_DIR = Path(__file__).parent
 PAPER_PRESET = "paper"
+# The preset of the authors' released code, where a card has one.
+RELEASED_PRESET = "released"
 # A departure may change the sweep's seeds as well as a trial setting.
 SEEDS = "seeds"
 # Trial settings a card never fixes: the sweep script's points and the sweep's seeds do.
@@ -50,16 +58,21 @@ TOP_KEYS = (
     "departures",
 )
 EXPERIMENT_KEYS = ("seeds", "settings")
-PRESET_KEYS = ("experiments", "settings")
+PRESET_KEYS = ("experiments", "settings", "code", "test_selection")
+SETTING_KEYS = ("value", "source", "released")
+# A preset's released code: owner/repository@commit (7 to 40 hex digits).
+CODE = re.compile(r"[\w.-]+/[\w.-]+@[0-9a-f]{7,40}")
 DEPARTURE_KEYS = ("setting", "paper", "ours", "reason", "experiments", "presets")
 
 
 @dataclass(frozen=True)
 class Setting:
-    """A value the paper (or its released code, XTREME, HuggingFace) fixes, and where it says so."""
+    """A value the paper (or its released code, XTREME, HuggingFace) fixes, and where it says so;
+    `released`: the authors' released code's value and its file line, where it was read."""
 
     value: Any
     source: str
+    released: Setting | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +111,10 @@ class Section:
     settings: dict[str, Setting] = field(default_factory=dict)
     seeds: Setting | None = None
     experiments: tuple[str, ...] = ()  # a preset's experiments
+    code: str | None = None  # a preset's released code (`owner/repo@commit`): it runs `released`
+    # Where a released preset's code keeps checkpoints by test: `--set selection_dev=test`
+    # may reproduce it (sweeps/planning/sweep_checks.py refuses it elsewhere).
+    test_selection: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,8 +138,20 @@ class PaperCard:
         }
 
     def departures(self, experiment: str, preset: str = PAPER_PRESET) -> list[Departure]:
+        """The card's departures for a preset, after (for a preset of released code) each
+        released value that differs from the paper's."""
         self._experiment(experiment, preset)
-        return [d for d in self.all_departures if d.applies(experiment, preset)]
+        declared = [d for d in self.all_departures if d.applies(experiment, preset)]
+        return [*released_departures(self, experiment, preset), *declared]
+
+    def code(self, preset: str) -> str | None:
+        """The released code a preset runs (`owner/repo@commit`); None for the paper's."""
+        return self._preset(preset).code
+
+    def test_selection(self, preset: str) -> str | None:
+        """Where the preset's released code keeps checkpoints by test (its file line); None
+        where it does not, and for the paper's preset."""
+        return self._preset(preset).test_selection
 
     def trial_settings(self, experiment: str, preset: str = PAPER_PRESET) -> dict:
         """What every trial of the preset gets: the card's trial settings (hyperparameters
@@ -185,6 +214,64 @@ class PaperCard:
         return self.presets[preset]
 
 
+def released_departures(card: PaperCard, experiment: str, preset: str) -> list[Departure]:
+    """For a preset of released code: each setting whose released value is not the paper's,
+    a departure from the paper with both sources (none for any other preset)."""
+    if card.code(preset) is None:
+        return []
+    return [
+        Departure(
+            name,
+            f"{value_text(setting.value)} ({setting.source})",
+            setting.released.value,
+            f"the released code: {setting.released.source}",
+        )
+        for name, setting in card.settings(experiment, preset).items()
+        if setting.released is not None and not _same(name, setting.released.value, setting.value)
+    ]
+
+
+def preset_difference_lines(card: PaperCard, experiment: str, preset: str) -> list[str]:
+    """For a preset of released code, every setting its trials get that `--preset paper`'s do
+    not, each with its source under both presets (the dry run prints them); [] otherwise."""
+    if card.code(preset) is None:
+        return []
+    planned = {p: card.planned(experiment, p) for p in (PAPER_PRESET, preset)}
+    names = [
+        name
+        for name in dict.fromkeys([*planned[PAPER_PRESET], *planned[preset]])
+        if not all(name in values for values in planned.values())
+        or not _same(name, planned[PAPER_PRESET][name], planned[preset][name])
+    ]
+    lines = [f"Settings that differ from --preset {PAPER_PRESET}: {len(names)}"]
+    for name in names:
+        both = [f"{p} {_sourced(card, experiment, p, name, planned[p])}" for p in planned]
+        lines.append(f"  - {name}: {' | '.join(both)}")
+    return lines
+
+
+def _sourced(card: PaperCard, experiment: str, preset: str, name: str, planned: dict) -> str:
+    """A planned value with where it comes from: the departure that sets it (for released
+    code, the code's file line), else the card's source."""
+    if name not in planned:
+        return "(the card sets none)"
+    value = value_text(planned[name])
+    released = {d.setting for d in released_departures(card, experiment, preset)}
+    setters = [
+        d for d in card.departures(experiment, preset) if d.setting == name and d.ours is not None
+    ]
+    if setters:
+        why = setters[-1].reason
+        return f"{value} ({why if name in released else f'departure: {why}'})"
+    if name == SEEDS:
+        section = card.experiments[experiment].seeds or card.shared.seeds
+        return f"{value} ({section.source})"
+    setting = card.settings(experiment, preset)[name]
+    if card.code(preset) is not None and setting.released is not None:
+        setting = setting.released
+    return f"{value} ({setting.source})"
+
+
 def sweep_departures(
     card: PaperCard, experiment: str, preset: str, base: dict, seeds: list[int], fixed_axes: dict
 ) -> list[Departure]:
@@ -223,7 +310,24 @@ def sweep_departures(
             found.append(
                 Departure(name, value_text(value), actual[name], "--set on the command line")
             )
+    if base.get("selection_dev") == SELECTION_ON_TEST:
+        found.append(test_selection_departure(card.test_selection(preset)))
     return found
+
+
+def test_selection_departure(source: str | None) -> Departure:
+    """What a sweep that keeps its checkpoints by test (`--set selection_dev=test`) departs
+    from, and why the dry run and the parent run say so."""
+    return Departure(
+        "selection_dev",
+        "checkpoints chosen on dev, never on test (the zero-shot protocol)",
+        SELECTION_ON_TEST,
+        "LEAKS TEST: --set on the command line, the released code's rule "
+        f"({source}): each trial keeps the checkpoint with the best accuracy pooled over its "
+        "test sets, so its test scores are selected on test; the report marks every number "
+        "'selected on test, as the released scripts do: not a claim' and its verdict claims "
+        "nothing",
+    )
 
 
 def _same(name: str, a, b) -> bool:
@@ -300,15 +404,27 @@ def _section(path: Path, where: str, body, keys: tuple, experiments: dict | None
     }
     seeds = _setting(path, f"{where}.seeds", SEEDS, body["seeds"]) if "seeds" in body else None
     scope = tuple(_names(path, f"{where}.experiments", body.get("experiments"), experiments or {}))
-    return Section(settings, seeds, scope)
+    code = body.get("code")
+    if code is not None and not (isinstance(code, str) and CODE.fullmatch(code)):
+        raise ConfigError(
+            f"{path}: {where}.code", code, "the released code as owner/repository@commit"
+        )
+    test_selection = body.get("test_selection")
+    if test_selection is not None and not (isinstance(test_selection, str) and test_selection):
+        raise ConfigError(
+            f"{path}: {where}.test_selection",
+            test_selection,
+            "the released code's file line where it keeps checkpoints by test",
+        )
+    return Section(settings, seeds, scope, code, test_selection)
 
 
-def _setting(path: Path, where: str, name: str, body) -> Setting:
+def _setting(path: Path, where: str, name: str, body, keys: tuple = SETTING_KEYS) -> Setting:
     if name != SEEDS and name not in CARD_SETTINGS:
         raise ConfigError(
             f"{path}: {where}", name, f"a TrialConfig setting, one of {', '.join(CARD_SETTINGS)}"
         )
-    body = _mapping(path, where, body, ("value", "source"))
+    body = _mapping(path, where, body, keys)
     if "value" not in body:
         raise ConfigError(f"{path}: {where}", body, "a mapping with `value` and `source`")
     source = body.get("source")
@@ -319,7 +435,10 @@ def _setting(path: Path, where: str, name: str, body) -> Setting:
             "a non-empty source: a quote with its line of the paper text, or the released "
             "code / XTREME / HuggingFace file it comes from",
         )
-    return Setting(_value(path, where, name, body["value"]), source.strip())
+    released = None
+    if "released" in body:  # the released code's value: a value and a source, no deeper
+        released = _setting(path, f"{where}.released", name, body["released"], ("value", "source"))
+    return Setting(_value(path, where, name, body["value"]), source.strip(), released)
 
 
 def _departure(path: Path, index: int, body, experiments: dict, presets: dict) -> Departure:

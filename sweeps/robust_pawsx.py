@@ -5,6 +5,8 @@ generalized pairs on.
     python sweeps/robust_pawsx.py --preset smoke --data-dir ../shared/data
 
 The `paper` preset is built from `sweeps/papers/huang2021.yaml` (m = 10 on PAWS-X).
+`--preset released` runs the authors' released RS-DA scripts (uclanlp/Robust-XLT@0bb3c34):
+the baseline and RS-DA on their budget, the card's `released` values.
 """
 
 import sys
@@ -16,11 +18,13 @@ from sweeps.planning.spaces import BASELINE
 
 PAPER = huang2021.PAPER
 EXPERIMENT = "robust_pawsx"
+# paper: the paper's grid; released: the authors' released RS-DA scripts (the card's code).
+PRESETS = ("paper", "released")
 POINTS = {
     "smoke": [BASELINE, *huang2021.SMOKE_POINTS],
-    "paper": huang2021.paper_points(EXPERIMENT),
+    **{preset: huang2021.paper_points(EXPERIMENT, preset) for preset in PRESETS},
 }
-SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, EXPERIMENT, ("paper",))}
+SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, EXPERIMENT, PRESETS)}
 # The paper tests significance with a bootstrapped paired t-test.
 SIGNIFICANCE_TEST = huang2021.SIGNIFICANCE_TEST
 # None: the report selects on English dev accuracy.

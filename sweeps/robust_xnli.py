@@ -7,6 +7,8 @@ generalized pairs and the mixed-language set evaluated.
 The `paper` preset is built from the paper's card, `sweeps/papers/huang2021.yaml` (XTREME's
 budget the paper follows, 10 seeds, ADV and RS-RP at Enc(x), m = 3, fp32), with its declared
 departures.
+`--preset released` runs the authors' released RS-DA scripts (uclanlp/Robust-XLT@0bb3c34):
+the baseline and RS-DA on their budget, the card's `released` values.
 """
 
 import sys
@@ -20,12 +22,14 @@ PAPER = huang2021.PAPER
 EXPERIMENT = "robust_xnli"
 # The paper's configurations (ADV and RS-RP over its epsilon grid, RS-DA) and one smoke
 # point per method: sweeps/families/huang2021.py, which robust_pawsx shares.
+# paper: the paper's grid; released: the authors' released RS-DA scripts (the card's code).
+PRESETS = ("paper", "released")
 POINTS = {
     "smoke": [BASELINE, *huang2021.SMOKE_POINTS],
-    "paper": huang2021.paper_points(EXPERIMENT),
+    **{preset: huang2021.paper_points(EXPERIMENT, preset) for preset in PRESETS},
 }
 # Smoke: the EAR sweep's seeds, so the two smoke sweeps' runs pair up; paper: the card's 10.
-SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, EXPERIMENT, ("paper",))}
+SEEDS = {"smoke": smoke_tasks.SMOKE_SEEDS, **shared.paper_seeds(PAPER, EXPERIMENT, PRESETS)}
 # The paper tests significance with a bootstrapped paired t-test (Tables 1-2 captions).
 SIGNIFICANCE_TEST = huang2021.SIGNIFICANCE_TEST
 # None: the report selects on English dev accuracy.

@@ -5,6 +5,7 @@ per example, and a complete parent run in a fresh experiment."""
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 from tracking_stores import tracking_store
@@ -81,3 +82,19 @@ def complete_parent(root: Path, experiment: str, params: dict[str, str]):
     ).info.run_id
     client.log_batch(parent, params=[Param(name, value) for name, value in params.items()])
     return uri, client, experiment_id, parent
+
+
+def log_skilled_trials(client, experiment_id: str, tags: dict, params: dict, seeds, draw) -> None:
+    """Finished trial runs of one configuration (`tags`, its hyperparameters' `params`), one per
+    seed; `draw` = (rng, skill per split, difficulty per `<split>/<lang>`): each example's 0/1
+    score is right with chance difficulty + skill[split] - 0.5."""
+    rng, skill, difficulties = draw
+    identity = {"method": tags[METHOD_TAG], "adaptation": tags[ADAPTATION_TAG]}
+    for seed in seeds:
+        scores = {}
+        for key, difficulty in difficulties.items():
+            chance = np.clip(difficulty + skill[key.split("/")[0]] - 0.5, 0, 1)
+            scores[key] = (rng.uniform(size=len(difficulty)) < chance).astype(float).tolist()
+        log_scored_trial(
+            client, experiment_id, tags, scores, {**identity, "seed": str(seed), **params}
+        )

@@ -2,7 +2,8 @@
 tests of every paper's presets: every trial the preset plans holds every setting the card
 fixes, or the `ours` of the departure that changes it; the seeds likewise. The expected
 values are read from the card's `settings` and `departures` themselves, not from the
-functions that build the presets."""
+functions that build the presets. Every citation of released code names its repository, its
+commit and a file line."""
 
 import re
 from pathlib import Path
@@ -16,6 +17,8 @@ from xlt_core.config import HYPERPARAMETER_NAMES
 # The paper texts the cards' line numbers refer to; users' clones do not have them.
 PAPER_TEXTS = Path(__file__).resolve().parents[2] / "shared" / "papers"
 QUOTE = re.compile(r'L(\d+): "([^"]+)"')
+# A released-code citation: owner/repository@commit (7-40 hex digits) path:line[-line].
+CITATION = re.compile(r"[\w.-]+/[\w.-]+@[0-9a-f]{7,40} [\w./-]+\.\w+:\d+(-\d+)?")
 
 
 def expected_values(card: PaperCard, experiment: str, preset: str) -> dict:
@@ -74,3 +77,23 @@ def misquoted(card: PaperCard) -> list[str]:
 
 def _spaced(text: str) -> str:
     return " ".join(text.split())
+
+
+def uncited_released_values(card: PaperCard) -> list[str]:
+    """`where: source` of each released value whose source does not begin with a citation
+    (owner/repository@commit file:line), and of each preset of released code whose code
+    does not name the same repository and commit."""
+    sections = {"(top level)": card.shared}
+    sections.update({f"experiments.{name}": s for name, s in card.experiments.items()})
+    sections.update({f"presets.{name}": s for name, s in card.presets.items()})
+    codes = {section.code for section in card.presets.values() if section.code}
+    wrong = []
+    for where, section in sections.items():
+        for name, setting in section.settings.items():
+            if setting.released is None:
+                continue
+            source = setting.released.source
+            cited = CITATION.match(source)
+            if not cited or not any(source.startswith(code) for code in codes):
+                wrong.append(f"{where}.settings.{name}.released: {source}")
+    return wrong

@@ -12,11 +12,12 @@ The pairs are the trial's seeded sample of the language's pool (`data/parallel.p
 last 10% of them (at most 200) are held out to measure the mean L2 distance of linked
 word vectors before and after (`adjust/aligned_distance_before`, `..._after`).
 
-Optimisation follows the authors' released code (pefimov/cross-lingual-adjustment, as issue 42
-quotes it; efimov2023 L125 says "the Adam optimizer"): Adam without weight decay, betas
-(0.9, 0.98), eps 1e-9, a constant learning rate after warm-up. The warm-up's length, the
-first 10% of the steps, is ours (declared on the efimov2023 card). Learning rate, epochs and
-batch size are the trial's `adjust_*` settings (the card: 5e-5, one epoch, 32 pairs).
+Optimisation follows the authors' released code (pefimov/cross-lingual-adjustment@04edbc1
+alignment/bert_finetuning_alignment.py:19-39; efimov2023 L125 says "the Adam optimizer"): Adam
+without weight decay, betas (0.9, 0.98), eps 1e-9, the learning rate warmed up over the first
+10% of the steps (the released code's first 10% of the sentences, at a fixed batch the same),
+then constant. Learning rate, epochs and batch size are the trial's `adjust_*` settings (the
+card: 5e-5, one epoch, 32 pairs).
 
 The adjusted encoder depends on the model, the tokenizer, the language, the parallel data
 (corpus, pool, sample, word splitting), the adjustment settings and the seed (tied to the

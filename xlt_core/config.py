@@ -19,6 +19,8 @@ from typing import Any, Callable, Mapping
 from xlt_core import registry
 from xlt_core.data.synonyms import COUNTERFITTED_TABLE, SYNONYM_LOOKUPS
 from xlt_core.errors import ConfigError, require_one_of
+from xlt_core.objective_settings import NoSettings, settings_of
+from xlt_schema import SELECTION_ON_TEST
 
 # The tasks and objectives are declared once each (xlt_core/registry.py); the tables below
 # that name them are derived from the declarations when read (registry.DerivedNames and
@@ -30,6 +32,14 @@ TINY_MODEL = "tiny"
 TINY_MAX_POSITIONS = 512
 # Seeds reach numpy, whose seeds are 32-bit unsigned integers.
 MAX_SEED = 2**32 - 1
+# Bounds far above any study's (the papers train 2 to 5 epochs in batches of 32), below what
+# breaks the arithmetic: 1e308 epochs overflowed the dry run's evaluation count and failed
+# every trial; a batch of 1e30 items starts a sweep that cannot run (issue 53).
+MAX_EPOCHS = 1000
+MAX_BATCH_SIZE = 2**16
+# The longest file name and path Linux takes (NAME_MAX, PATH_MAX): a longer `model` is no
+# local directory (its lookup raised OSError "File name too long"), nor a hub id.
+MAX_PATH_PART, MAX_PATH = 255, 4096
 PRECISIONS = ("bf16", "fp32")
 
 # `method` names the training objective; the hyperparameters each objective has (what its
@@ -98,8 +108,11 @@ TRANSLATED_SOURCE_TASKS = registry.DerivedNames(
     lambda: tuple(name for name in TASKS if registry.task(name).translated_training)
 )
 # Which dev set selects: English dev (XNLI's protocol, the same set whatever the source
-# language, so configurations compare), or the source language's own dev.
-SELECTION_DEVS = ("en", "source")
+# language, so configurations compare), or the source language's own dev; or "test", the
+# released EAR scripts' rule (KB-Ding/EAR@b508ce7 run/train.py:186-224): the checkpoint with
+# the best accuracy pooled over the test sets. It leaks test: sweeps take it only with
+# `--preset released` (sweeps/planning/sweep_checks.py), and reports claim nothing from it.
+SELECTION_DEVS = ("en", "source", SELECTION_ON_TEST)
 # The MLQA split the QA task evaluates: dev (about 500 questions per language) or test (about
 # 5K, the split XTREME and efimov2023 report).
 MLQA_SPLITS = ("dev", "test")
@@ -107,7 +120,16 @@ MLQA_SPLITS = ("dev", "test")
 
 class ConfigurationViews:
     """What is derived from a trial's settings (`TrialConfig`'s fields and its objective's
-    settings): its hyperparameters, the settings it logs, its key and label, its languages."""
+    settings): its objective's settings, its hyperparameters, the settings it logs, its key and
+    label, its languages."""
+
+    @property
+    def objective(self) -> Any:
+        """This trial's objective's settings: an instance of its declaration's settings class
+        (`config.objective.alpha` for EAR; fine-tuning's, `NoSettings`, has none)."""
+        settings = registry.objective(self.method).settings or NoSettings
+        values = {each.name: self.setting_value(each.name) for each in settings_of(settings)}
+        return settings(**values)
 
     def hyperparameter_names(self) -> tuple[str, ...]:
         """This trial's hyperparameters: its method's, then its adaptation's, then the study
@@ -115,7 +137,7 @@ class ConfigurationViews:
         studied = tuple(
             name
             for name, applies in STUDY_SETTINGS.items()
-            if applies(self) and getattr(self, name) != setting_default(name)
+            if applies(self) and self.setting_value(name) != setting_default(name)
         )
         return (
             registry.objective(self.method).hyperparameters
@@ -138,7 +160,7 @@ class ConfigurationViews:
 
     def hyperparameters(self) -> dict[str, Any]:
         """Method, adaptation and their hyperparameters (what a sweep varies besides the seed)."""
-        values = {name: getattr(self, name) for name in self.hyperparameter_names()}
+        values = {name: self.setting_value(name) for name in self.hyperparameter_names()}
         return {"method": self.method, "adaptation": self.adaptation, **values}
 
     def selection_metric(self) -> str:
@@ -147,8 +169,20 @@ class ConfigurationViews:
         return registry.task(self.task).selection_metric_for(self)
 
     def config_key(self) -> str:
-        """A hash of every setting except the seed: runs that differ only by seed share it."""
-        values = {k: v for k, v in self.to_dict().items() if k not in NON_HYPERPARAMETERS}
+        """A hash of every setting except the seed: runs that differ only by seed share it.
+        An objective's setting declared after 0.5.0 (not in registry.SETTINGS_AT_0_5_0) counts
+        only where set away from its default: a new setting's default runs the trial as
+        before, so every configuration keeps the key it had (docs/extending.md)."""
+        values = {
+            name: value
+            for name, value in self.to_dict().items()
+            if name not in NON_HYPERPARAMETERS
+            and (
+                name in registry.SETTINGS_AT_0_5_0
+                or registry.objective_setting(name) is None
+                or value != setting_default(name)
+            )
+        }
         return hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:12]
 
     def config_label(self) -> str:
@@ -178,7 +212,8 @@ class ConfigurationViews:
 
     @property
     def dev_lang(self) -> str:
-        """The language of the dev set that selects (`selection_dev`)."""
+        """The language of the dev set that selects (`selection_dev`; English dev under
+        selection on test, which still scores it each evaluation)."""
         return self.source_lang if self.selection_dev == "source" else "en"
 
     @property
@@ -198,7 +233,7 @@ class ConfigurationViews:
 class TrialConfig(ConfigurationViews):
     """Everything one trial (train + evaluate) needs. Defaults are the offline smoke values.
     An objective's settings are declared with it (xlt_core/objective_settings.py) and read
-    as attributes all the same (`config.alpha`)."""
+    through `objective`, its settings class's instance (`config.objective.alpha`)."""
 
     task: str = "xnli"
     method: str = "finetune"  # the training objective (METHOD_HYPERPARAMETERS)
@@ -302,12 +337,16 @@ class TrialConfig(ConfigurationViews):
         changed = {k: v for k, v in settings.items() if v != registry.objective_setting(k).default}
         object.__setattr__(self, "objective_settings", tuple(sorted(changed.items())))
 
-    def __getattr__(self, name: str) -> Any:
-        # Called for a name that is no field: an objective's setting, as set or its default.
-        declared = None if name.startswith("__") else registry.objective_setting(name)
+    def setting_value(self, name: str) -> Any:
+        """A setting's value by the name `to_dict`, `--set` and a sweep's points use: a field,
+        or any objective's declared setting as set here or its default (AttributeError for
+        no setting). Code that reads its own objective's settings uses `objective`."""
+        if name in _FIELD_DEFAULTS and name != "objective_settings":
+            return getattr(self, name)
+        declared = registry.objective_setting(name)
         if declared is None:
             raise AttributeError(f"TrialConfig has no setting {name!r}")
-        return dict(self.__dict__.get("objective_settings", ())).get(name, declared.default)
+        return dict(self.objective_settings).get(name, declared.default)
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> "TrialConfig":
@@ -327,7 +366,7 @@ class TrialConfig(ConfigurationViews):
 
     def to_dict(self) -> dict[str, Any]:
         """Every setting by name (an objective's where `setting_names(method)` lists it)."""
-        values = {name: getattr(self, name) for name in setting_names(self.method)}
+        values = {name: self.setting_value(name) for name in setting_names(self.method)}
         values["target_langs"] = list(self.target_langs)
         return values
 
@@ -346,6 +385,8 @@ registry.bind_settings(_FIELD_DEFAULTS, ADAPTATIONS)
 registry.check_plugins()
 _FIELD_TYPES = {f.name: str(f.type) for f in dataclasses.fields(TrialConfig)}
 _TRUE, _FALSE = ("true", "1", "yes"), ("false", "0", "no")
+# The numeric types, each with what its value must be (as a text that is not one is refused).
+_NUMBER_TYPES = {"int": "an integer", "int | None": "an integer", "float": "a number"}
 
 
 def setting_names(method: str | None = None) -> tuple[str, ...]:
@@ -381,6 +422,8 @@ def coerce_setting(name: str, value: Any) -> Any:
     optional = kind is not None and "None" in kind
     if value is None or (optional and isinstance(value, str) and value.lower() == "none"):
         return None
+    if isinstance(value, bool) and kind in _NUMBER_TYPES:  # YAML's `epochs: true` is not 1
+        raise ConfigError(name, value, _NUMBER_TYPES[kind])
     if kind == "bool":
         text = str(value).lower()
         if isinstance(value, bool) or text in _TRUE + _FALSE:
@@ -448,6 +491,19 @@ def _positive(setting: str) -> _Satisfies:
     return _Satisfies(setting, lambda value: value > 0, "a value > 0")
 
 
+def _within(setting: str, low: float, high: float, integer: bool = False) -> _Satisfies:
+    # `low` is allowed for an integer (batch_size >= 1), not for a number (epochs > 0).
+    if integer:
+        return _Satisfies(setting, lambda v: low <= v <= high, f"a value >= {low} and <= {high}")
+    return _Satisfies(setting, lambda v: low < v <= high, f"a value > {low} and <= {high}")
+
+
+def _model_path_fits(model: Any) -> bool:
+    if not (isinstance(model, str) and 0 < len(model) <= MAX_PATH):
+        return False
+    return all(len(part) <= MAX_PATH_PART for part in Path(model).parts)
+
+
 def _flag(setting: str) -> _Satisfies:
     return _Satisfies(setting, lambda value: isinstance(value, bool), "true or false")
 
@@ -455,7 +511,7 @@ def _flag(setting: str) -> _Satisfies:
 def _objective_settings_allowed(config: TrialConfig) -> None:
     # Every declared one, as every field is checked whatever the method.
     for declared in registry.objective_settings():
-        declared.check(getattr(config, declared.name))
+        declared.check(config.setting_value(declared.name))
 
 
 def _local_data_has_a_directory(config: TrialConfig) -> None:
@@ -469,6 +525,18 @@ def _target_langs_distinct(config: TrialConfig) -> None:
     if len(set(config.target_langs)) != len(config.target_langs):
         raise ConfigError(
             "target_langs", ",".join(config.target_langs), "distinct languages, e.g. es,de"
+        )
+
+
+def _test_selection_scores_accuracy(config: TrialConfig) -> None:
+    # Pooled accuracy is the released rule's score; other metrics do not pool over examples.
+    metric = registry.task(config.task).metric
+    if config.selection_dev == SELECTION_ON_TEST and metric != "accuracy":
+        raise ConfigError(
+            "selection_dev",
+            config.selection_dev,
+            f"en or source for task={config.task} ({metric}): selection on test pools "
+            "accuracy over the test sets, as the released EAR scripts do (XNLI, PAWS-X)",
         )
 
 
@@ -504,11 +572,11 @@ def _layer_within_the_tiny_model(config: TrialConfig) -> None:
     if (
         config.model == TINY_MODEL
         and "layer" in METHOD_HYPERPARAMETERS[config.method]
-        and config.layer > config.tiny_layers
+        and config.objective.layer > config.tiny_layers
     ):
         raise ConfigError(
             "layer",
-            config.layer,
+            config.objective.layer,
             f"a layer between 1 and {config.tiny_layers} "
             f"(the tiny model has tiny_layers={config.tiny_layers})",
         )
@@ -580,12 +648,18 @@ _CHECKS = (
     _OneOf("adaptation", ADAPTATIONS),
     _OneOf("data_source", DATA_SOURCES),
     _local_data_has_a_directory,
-    _Satisfies("model", bool, f"'{TINY_MODEL}', a hub id or a local directory"),
+    _Satisfies(
+        "model",
+        _model_path_fits,
+        f"'{TINY_MODEL}', a hub id or a local directory (each part of its path at most "
+        f"{MAX_PATH_PART} characters, the whole at most {MAX_PATH})",
+    ),
     _Satisfies("target_langs", bool, "at least one target language"),
     _target_langs_distinct,
     _Satisfies("source_lang", bool, "a language code, e.g. en"),
     _source_lang_has_training_data,
     _OneOf("selection_dev", SELECTION_DEVS),
+    _test_selection_scores_accuracy,
     _OneOf("mlqa_split", MLQA_SPLITS),
     _objective_settings_allowed,  # each against its declaration (objective_settings.py)
     _OneOf("synonym_lookup", SYNONYM_LOOKUPS),
@@ -598,9 +672,9 @@ _CHECKS = (
     _parallel_data_where_needed,
     _at_least("parallel_max_sentences", 10),
     _pool_holds_the_sample,
-    _positive("adjust_epochs"),
+    _within("adjust_epochs", 0, MAX_EPOCHS),
     _positive("adjust_learning_rate"),
-    _at_least("adjust_batch_size", 1),
+    _within("adjust_batch_size", 1, MAX_BATCH_SIZE, integer=True),
     _at_least("adjust_reg_weight", 0.0),
     _at_least("continual_alpha", 0.0),
     _at_least("continual_reg_weight", 0.0),
@@ -611,8 +685,8 @@ _CHECKS = (
         f"an integer between 0 and {MAX_SEED} (2**32 - 1)",
     ),
     _positive("learning_rate"),
-    _at_least("batch_size", 1),
-    _positive("epochs"),
+    _within("batch_size", 1, MAX_BATCH_SIZE, integer=True),
+    _within("epochs", 0, MAX_EPOCHS),
     _at_least("max_seq_length", 8),
     _sequence_fits_the_tiny_model,
     _Satisfies("warmup_ratio", lambda ratio: 0.0 <= ratio < 1.0, "a number in [0, 1)"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from typing import Any
 
 from xlt_core.errors import ConfigError, require_one_of
@@ -81,6 +82,11 @@ class Setting:
         )
 
 
+@dataclasses.dataclass(frozen=True)
+class NoSettings:
+    """The settings of an objective that declares none (fine-tuning): `config.objective`."""
+
+
 def setting(
     default: Any,
     *,
@@ -126,12 +132,31 @@ def declaration_problem(declared: Setting) -> str | None:
     """What is wrong with a setting's own declaration, or None."""
     if declared.type not in TYPES:
         return f"{declared.name}: a type of {', '.join(TYPES)}, got {declared.type}"
+    if declared.type in ("int", "float") and not _is_finite_number(declared.default):
+        # A NaN passes every bound (`_within_bounds` refuses only a value below one).
+        return f"{declared.name}: its default {declared.default!r} is not a finite number"
     try:
         declared.check(declared.default)
     except ConfigError as error:
         return f"{declared.name}: its default {declared.default!r} is not {error.allowed}"
-    search = declared.search
-    if search is not None and (not search or search[0] not in ("float", "choice")):
-        kinds = "('float', low, high, step) or ('choice', values)"
-        return f"{declared.name}: search {kinds}, got {search!r}"
+    if declared.search is not None and not _is_search_range(declared.search):
+        kinds = "('float', low, high, step) with low <= high and step > 0, or ('choice', values)"
+        return f"{declared.name}: search {kinds}, got {declared.search!r}"
     return None
+
+
+def _is_finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_search_range(search: Any) -> bool:
+    """A `search` range strategy `search` and `--set method=` can step through: a float range
+    whose step is > 0 (a step of 0 divided by zero), or a non-empty choice."""
+    if not isinstance(search, (tuple, list)) or not search:
+        return False
+    if search[0] == "choice":
+        return len(search) == 2 and isinstance(search[1], (tuple, list)) and bool(search[1])
+    if search[0] != "float" or len(search) != 4:
+        return False
+    low, high, step = search[1:]
+    return all(map(_is_finite_number, search[1:])) and low <= high and step > 0

@@ -59,9 +59,11 @@ def check_resources(config: TrialConfig) -> None:
     check_parallel(config)
     if "layer" in config.hyperparameter_names():
         depth = model_depth(config)
-        if config.layer > depth:
+        if config.objective.layer > depth:
             raise ConfigError(
-                "layer", config.layer, f"a layer between 1 and {depth} ({config.model} has {depth})"
+                "layer",
+                config.objective.layer,
+                f"a layer between 1 and {depth} ({config.model} has {depth})",
             )
     positions = model_max_positions(config)
     if positions is not None and config.max_seq_length > positions:

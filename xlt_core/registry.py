@@ -11,8 +11,10 @@ first use, so that the driver, `--dry-run` and Ray workers (which inherit the en
 all see them. docs/extending.md has the steps.
 
 This module is torch-free and imports no project module but `errors` and
-`objective_settings`: `config.py`, `sweeps/` and `--dry-run` read it. Implementations are
-named by "module:attribute" strings and imported only when a trial needs them (`resolve`).
+`objective_settings` (and `config.py` when it loads the plugins, so that their declarations
+are checked against the trial settings as they register): `config.py`, `sweeps/` and
+`--dry-run` read it. Implementations are named by "module:attribute" strings and imported
+only when a trial needs them (`resolve`).
 
 An objective declares its own settings (`settings`: a dataclass of
 `objective_settings.setting` fields), its hyperparameters and search ranges among them; the
@@ -163,6 +165,15 @@ class TaskDeclaration:
     # two languages' files at the same line means the files are misaligned (checked for
     # generalized and mixed-language pairs); False leaves relabelled pairs out instead.
     translations_keep_labels: bool = False
+    # The evaluation sets (a metric key's split: "test", "xquad") whose languages hold
+    # translations of one item set, example i the same item in every language (XNLI, PAWS-X,
+    # XQuAD): a method's effect on an item repeats in each translation, so the report tests the
+    # mean over the languages on items (docs/statistics.md#parallel-test-sets). Sets left out
+    # are independent per language (WikiANN, Tatoeba, TyDiQA) or not aligned by position.
+    parallel_sets: tuple[str, ...] = ()
+    # The same for the synthetic stand-in data (xlt_core/data/synthetic*.py), whose
+    # pseudo-languages are word-by-word translations; None: as `parallel_sets`.
+    synthetic_parallel_sets: tuple[str, ...] | None = None
 
     KIND: ClassVar[str] = "task"
     REQUIRED: ClassVar[tuple[str, ...]] = (
@@ -182,6 +193,13 @@ class TaskDeclaration:
         )
         return f"dev/{dev_set}/{self.metric}"
 
+    def parallel_sets_for(self, data_source: str) -> tuple[str, ...]:
+        """The evaluation sets whose languages are translations of one item set, aligned by
+        position, when the trial reads `data_source` (config.DATA_SOURCES)."""
+        if data_source == "synthetic" and self.synthetic_parallel_sets is not None:
+            return self.synthetic_parallel_sets
+        return self.parallel_sets
+
 
 _objectives: dict[str, ObjectiveDeclaration] = {}
 _tasks: dict[str, TaskDeclaration] = {}
@@ -189,10 +207,16 @@ _loaded = False
 # What config.py tells the registry (`bind_settings`): trial settings and adaptations.
 _settings: frozenset[str] | None = None
 _adaptations: tuple[str, ...] | None = None
-# Every objective's setting by name, with the objective that first declared it; and the names
-# the built-in objectives declare (every trial lists them: `objective_settings`).
+# Every objective's setting by name, with the objective that first declared it.
 _declared_settings: dict[str, tuple[Setting, str]] = {}
-_built_in_settings: frozenset[str] = frozenset()
+# The settings every trial lists (`objective_settings`), whatever its objective: the built-in
+# objectives' at 0.5.0, which had been TrialConfig fields, so every stored configuration's
+# dict and key holds them. Frozen: a setting declared since, built-in or a plugin's, is its
+# own objective's trials' only, so declaring one leaves the others' dicts and keys as they were.
+SETTINGS_AT_0_5_0 = (
+    *("alpha", "beta", "layer", "m", "noise_sigma", "dictionary_scale", "swap_probability"),
+    *("epsilon", "perturbation_site", "adv_steps", "adv_step_scale", "rs_da_variant"),
+)
 
 
 def plugin_modules() -> list[str]:
@@ -204,14 +228,17 @@ def plugin_modules() -> list[str]:
 
 def _load() -> None:
     """Import the built-in declarations, then the plugins' (once per process)."""
-    global _loaded, _built_in_settings
+    global _loaded
     if _loaded:
         return
     _loaded = True  # before the imports: their registrations call back here
     try:
         for module in BUILT_IN_MODULES:
             importlib.import_module(module)
-        _built_in_settings = frozenset(_declared_settings)
+        # config.py binds the trial settings first (`bind_settings`): a plugin's setting named
+        # like one (`epochs`) is then refused as the plugin registers it, naming the plugin,
+        # not later by config.py's import, in a traceback.
+        importlib.import_module("xlt_core.config")
         for module in plugin_modules():
             _import_plugin(module)
     except Exception:
@@ -223,7 +250,9 @@ def _import_plugin(module: str) -> None:
     """Import one plugin module; ConfigError naming it when it is missing or raises."""
     try:
         importlib.import_module(module)
-    except Exception as error:  # a plugin's bug is a bad setting of XLT_PLUGINS, named here
+    # A plugin's bug is a bad setting of XLT_PLUGINS, named here; its SystemExit too, which
+    # ended the sweep with its status (0) and nothing run.
+    except (Exception, SystemExit) as error:
         if isinstance(error, ModuleNotFoundError):
             reason = f"{error}; is its folder on PYTHONPATH?"
         else:
@@ -297,16 +326,16 @@ def task_names() -> tuple[str, ...]:
 
 def objective_settings(method: str | None = None) -> tuple[Setting, ...]:
     """The objectives' settings, in declaration order: every one; with `method`, those a
-    trial of it lists (`TrialConfig.to_dict`): its own and the built-in objectives' (which
-    every trial lists, as when they were TrialConfig fields, so its config key stays the
-    same whichever plugins are loaded)."""
+    trial of it lists (`TrialConfig.to_dict`): its own and `SETTINGS_AT_0_5_0` (which every
+    trial lists, as when they were TrialConfig fields, so its config key stays the same
+    whichever settings are declared since)."""
     _load()
     declaration = _objectives.get(method)
     own = {declared.name for declared in declaration.declared_settings} if declaration else set()
     found = [
         declared
         for declared, _ in _declared_settings.values()
-        if method is None or declared.name in _built_in_settings or declared.name in own
+        if method is None or declared.name in SETTINGS_AT_0_5_0 or declared.name in own
     ]
     return tuple(sorted(found, key=lambda declared: declared.order))
 
@@ -499,6 +528,12 @@ def _task_problem(declaration: TaskDeclaration) -> tuple[str, str] | None:
     }
     if not template_fields <= {None, *SELECTION_FIELDS}:
         return "selection_set", f"a template over {', '.join(SELECTION_FIELDS)}"
+    for name in ("parallel_sets", "synthetic_parallel_sets"):
+        value = getattr(declaration, name)
+        if value is None and name == "synthetic_parallel_sets":
+            continue  # as parallel_sets
+        if not (isinstance(value, tuple) and all(isinstance(split, str) for split in value)):
+            return name, f"a tuple of evaluation set names (splits), got {value!r}"
     if not isinstance(declaration.data, TaskData):
         return "data", f"a registry.TaskData, got {type(declaration.data).__name__}"
     if declaration.objectives != ALL:

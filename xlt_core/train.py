@@ -1,6 +1,7 @@
 """The training loop: AdamW with linear warmup/decay, length-grouped batches padded to their
-longest row, periodic model selection on English dev, resumable checkpoints, and a guard
-against divergence."""
+longest row, periodic model selection on English dev (or, under `selection_dev=test`, on the
+test sets as the released EAR scripts do), resumable checkpoints, and a guard against
+divergence."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from xlt_core.objectives.base import Objective, TrainingSet
 from xlt_core.precision import autocast
 from xlt_core.reporting import Reporter
 from xlt_core.temp_folders import owned_temporary_directory
-from xlt_schema import DEV_CURVE
+from xlt_schema import DEV_CURVE, SELECTION_ON_TEST
 
 CHECKPOINT_FILE = "trainer_state.pt"
 # Length grouping sorts each chunk of this many batches' worth of shuffled items by length
@@ -30,12 +31,15 @@ CHECKPOINT_FILE = "trainer_state.pt"
 # tokens per real token, against 1.75 for random batches), narrow enough that each batch is
 # still drawn from a random 50-batch share of the epoch, in a random place in it.
 LENGTH_GROUP_BATCHES = 50
+# Under `selection_dev=test`: each evaluation's accuracy pooled over the test sets, the score
+# that keeps the checkpoint (English dev's curve is logged beside it, as always).
+TEST_SELECTION_CURVE = "train/pooled_test_accuracy"
 
 
 @dataclass(frozen=True)
 class TrainingOutcome:
     best_step: int
-    best_dev_metric: float
+    best_dev_metric: float  # the kept checkpoint's score (pooled test under selection_dev=test)
     steps: int
     seconds: float
 
@@ -56,9 +60,11 @@ def train(
     dev_metric: Callable[[], float],
     reporter: Reporter,
     device: torch.device,
+    test_metric: Callable[[], float] | None = None,
 ) -> TrainingOutcome:
     """Train `model` in place and leave it holding the weights that scored best on
-    `dev_metric` (English dev: the zero-shot protocol never selects on target languages)."""
+    `dev_metric` (English dev: the zero-shot protocol never selects on target languages), or
+    on `test_metric` where given (`selection_dev=test`, `pooled_test_score`)."""
     started = time.perf_counter()
     steps_per_epoch = math.ceil(len(training_set) / config.batch_size)
     total_steps = max(1, math.ceil(config.epochs * steps_per_epoch))
@@ -91,17 +97,39 @@ def train(
             # Named apart from the final `dev/en/accuracy`, which is the selected model's.
             metrics[DEV_CURVE] = dev_metric()
             metrics["train/epoch"] = state.step / steps_per_epoch
-            if metrics[DEV_CURVE] > state.best_dev_metric:
-                state.best_dev_metric, state.best_step = metrics[DEV_CURVE], state.step
-                state.best_weights = copy.deepcopy(
-                    {k: v.detach().cpu() for k, v in model.state_dict().items()}
-                )
+            if test_metric is not None:
+                metrics[TEST_SELECTION_CURVE] = test_metric()
+            _keep_if_best(state, metrics.get(TEST_SELECTION_CURVE, metrics[DEV_CURVE]), model)
             _report_with_checkpoint(reporter, state, metrics, model, optimizer, scheduler)
 
     model.load_state_dict(state.best_weights)
     return TrainingOutcome(
         state.best_step, state.best_dev_metric, state.step, time.perf_counter() - started
     )
+
+
+def _keep_if_best(state: _State, score: float, model) -> None:
+    """Keep the model's weights when `score` beats every evaluation's before (ties: the first)."""
+    if score > state.best_dev_metric:
+        state.best_dev_metric, state.best_step = score, state.step
+        state.best_weights = copy.deepcopy(
+            {k: v.detach().cpu() for k, v in model.state_dict().items()}
+        )
+
+
+def pooled_test_score(config: TrialConfig, evaluator) -> Callable[[], float] | None:
+    """Under `selection_dev=test`, the score the released EAR scripts keep their checkpoint
+    by (KB-Ding/EAR@b508ce7 run/train.py:186-224): the share of examples right over the test
+    sets of every language the trial tests, pooled (`total_correct / total`); None otherwise."""
+    if config.selection_dev != SELECTION_ON_TEST:
+        return None
+    keys = [("test", lang) for lang in config.test_langs]
+
+    def pooled() -> float:
+        right = [score for key in keys for score in evaluator.score(key)["scores"]]
+        return sum(right) / len(right)
+
+    return pooled
 
 
 def optimizer_and_schedule(model, config: TrialConfig, total_steps: int):

@@ -25,7 +25,8 @@ from xlt_core.preflight import check_resources
 from xlt_core.probing import trained_state, trial_probe
 from xlt_core.reporting import Reporter
 from xlt_core.tasks import TASKS
-from xlt_core.train import train
+from xlt_core.tasks.base import with_parallel_items
+from xlt_core.train import pooled_test_score, train
 from xlt_core.trial_result import TrialResult, save_trained, seed_everything, trial_device
 
 
@@ -70,10 +71,20 @@ def _train_and_evaluate(
     encode = task.encoder(config, tokenizer, train_examples)
     # Synonym copies (EAR, RS-DA) are drawn per seed from the shared training examples.
     training_set = objective.training_set(train_examples, encode, config.seed)
-    outcome = train(model, objective, training_set, config, evaluator.dev_metric, reporter, device)
+    outcome = train(
+        model,
+        objective,
+        training_set,
+        config,
+        evaluator.dev_metric,
+        reporter,
+        device,
+        pooled_test_score(config, evaluator),
+    )
     probe.record(trained_state(config), model.base_model)
 
     final_metrics, scores = evaluator.evaluate()
+    scores = with_parallel_items(config, scores)
     save_trained(config, model, tokenizer)
     return TrialResult(
         adaptation_metrics | probe.metrics | final_metrics,

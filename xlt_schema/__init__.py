@@ -19,7 +19,13 @@ PARENT_ROLE = "parent"
 TRIAL_ROLE = "trial"
 PARENT_RUN_TAG = "mlflow.parentRunId"  # MLflow's own nesting tag
 TRIAL_ID_TAG = "xlt.ray_trial_id"  # a restarted trial finds its run by it
-PHASE_TAG = "xlt.phase"  # grid | search | final
+PHASE_TAG = "xlt.phase"  # grid | search | final | confirm
+# The confirmation phase every strategy ends with: the selected configuration and the
+# baseline re-run on fresh seeds, on which the verdict is decided (its runs never take part in
+# the selection). The parent's CONFIRM_POINTS_TAG holds the two points it runs (JSON), so that
+# a resumed sweep confirms the same selection.
+CONFIRM_PHASE = "confirm"
+CONFIRM_POINTS_TAG = "xlt.confirm_points"
 # Parent-run tags that let `--resume` find an interrupted sweep and continue it.
 SWEEP_KEY_TAG = "xlt.sweep_key"
 RAY_NAME_TAG = "xlt.ray_name"
@@ -67,6 +73,10 @@ TRAINING_SPLIT = "train"
 # The dev selection metric at each evaluation during training (named apart from the final
 # `dev/<lang>/<metric>`, the selected model's): what Tune's scheduler ranks running trials by.
 DEV_CURVE = "train/dev_accuracy"
+# A trial that kept its checkpoint by test (the released EAR scripts' rule, --preset released
+# only) logs this value of its `selection_dev` param: the report claims nothing from it.
+SELECTION_DEV_PARAM = "selection_dev"
+SELECTION_ON_TEST = "test"
 _METRIC_KEY = re.compile(r"^(?P<split>[^/]+)/(?P<lang>[^/]+)/(?P<metric>[^/]+)$")
 
 
@@ -85,6 +95,11 @@ def parse_metric_key(key: str) -> tuple[str, str, str] | None:
 
 # The trial-run artifact folder of per-example scores, one `<split>-<lang>.json` per set.
 PREDICTIONS_DIR = "predictions"
+# A per-example artifact's field: true when its split's languages are translations of one item
+# set, example i the same item in each (the task's declared `parallel_sets`), false when they
+# are independent; absent from the artifacts of 0.5.0 and earlier. Where true, the report tests
+# the mean over the languages on items (analysis/parallel_items.py).
+PARALLEL_ITEMS_FIELD = "parallel_items"
 # A trial's probing artifacts (xlt_core/probing.py): `probing/<state>.png` and
 # `probing/<state>_distances.json` per model state, in efimov2023 Fig. 2's order.
 PROBING_STATES = ("original", "adjusted", "finetuned", "adjusted_finetuned", "adjusted_continual")

@@ -1,17 +1,21 @@
 """The tracking store as every layer opens it: a SQLite file checked whole before anything
-reads or writes it, and a server's credentials kept out of every URI the project prints,
-logs, hands to Ray Tune or writes into a report.
+reads or writes it (as SQLite's, then as MLflow's: its schema version and tables), and a
+server's credentials kept out of every URI the project prints, logs, hands to Ray Tune or
+writes into a report.
 
-Standard library only, like the rest of `xlt_schema`: the sweep driver, the Ray workers and
-`analysis` import it.
+Standard library only, like the rest of `xlt_schema` (the sweep driver, the Ray workers and
+`analysis` import it), but for `mlflow_schema`, which asks the installed MLflow what its
+store holds: MLflow is imported there, by the driver and the report that open a store.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -26,11 +30,20 @@ CREDENTIAL_ENVS = (USERNAME_ENV, PASSWORD_ENV, TOKEN_ENV)
 # before a `/`, a space or a quote (a password may hold an `@`).
 _USERINFO = re.compile(r"(?<=://)[^/\s'\"]+@")
 REDACTED = "***@"
+# A query parameter whose name holds one of these words (any case) is a credential:
+# `?password=` (libpq, JDBC), `sslpassword`, `?token=` / `access_token`, `client_secret`,
+# `api_key`, `X-Amz-Signature` / `X-Amz-Credential` (S3's presigned URLs), `sig` (Azure's
+# SAS), `auth`. Its value runs to the next `&`, `;`, `#`, space or quote.
+SECRET_WORDS = ("pass", "pwd", "secret", "token", "key", "sig", "credential", "auth")
+_SECRET_QUERY = re.compile(
+    rf"(?i)(?<=[?&;])([\w.~-]*(?:{'|'.join(SECRET_WORDS)})[\w.~-]*=)[^&;#\s'\"]*"
+)
 
 
 def redact(text: str) -> str:
-    """`text` with the credentials of every URI in it replaced: `http://***@host:5000`."""
-    return _USERINFO.sub(REDACTED, text)
+    """`text` with the credentials of every URI in it replaced: its `user:password@`
+    (`http://***@host:5000`) and its secret query values (`?password=***`)."""
+    return _SECRET_QUERY.sub(r"\1***", _USERINFO.sub(REDACTED, text))
 
 
 def strip_credentials(uri: str) -> str:
@@ -69,11 +82,38 @@ def basic_auth() -> tuple[str, str] | None:
     return None
 
 
+@dataclass(frozen=True)
+class StoreSchema:
+    """What the installed MLflow needs of a SQLite store: its version, its schema's newest
+    migration (the store's `alembic_version`), every migration it knows and its tables."""
+
+    mlflow_version: str
+    head: str
+    revisions: frozenset[str]
+    tables: frozenset[str]
+
+
+@functools.cache
+def mlflow_schema() -> StoreSchema:
+    """The installed MLflow's store schema, read from its migrations (Alembic's script
+    folder) and its tables' models, as MLflow checks a store it opens."""
+    import mlflow
+    import mlflow.store.tracking.sqlalchemy_store  # noqa: F401 (its tables' models)
+    from alembic.script import ScriptDirectory
+    from mlflow.store.db.base_sql_model import Base
+
+    migrations = ScriptDirectory(str(Path(mlflow.__file__).parent / "store" / "db_migrations"))
+    (head,) = migrations.get_heads()
+    revisions = frozenset(script.revision for script in migrations.walk_revisions())
+    return StoreSchema(mlflow.__version__, head, revisions, frozenset(Base.metadata.tables))
+
+
 def sqlite_problem(path: str | Path) -> str | None:
     """What is wrong with the existing file `path` as an MLflow SQLite store, in a few words
-    after its name, or None: not a SQLite database, damaged (`PRAGMA quick_check` reads
-    every page and record once), or without MLflow's tables. A store
-    another writer holds locked is not damaged: None."""
+    after its name and what to do, or None: not a SQLite database, damaged (`PRAGMA
+    quick_check` reads every page and record once), without MLflow's tables, or of another
+    MLflow's schema (`schema_problem`). A store another writer holds locked is not damaged:
+    None."""
     address = Path(path).resolve().as_uri() + "?mode=ro"
     try:
         with contextlib.closing(sqlite3.connect(address, uri=True, timeout=30)) as connection:
@@ -85,6 +125,7 @@ def sqlite_problem(path: str | Path) -> str | None:
                 more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
                 return f"is damaged: PRAGMA quick_check reports {first}{more}"
             connection.execute("select count(*) from experiments").fetchone()
+            return schema_problem(connection, path)
     except sqlite3.OperationalError as error:
         if "locked" in str(error) or "busy" in str(error):
             return None
@@ -93,6 +134,35 @@ def sqlite_problem(path: str | Path) -> str | None:
         if "not a database" in str(error):
             return f"is not a SQLite database ({error})"
         return f"is damaged ({error})"  # "database disk image is malformed"
+
+
+def schema_problem(connection: sqlite3.Connection, path: str | Path) -> str | None:
+    """What keeps the installed MLflow from using the store on `connection` (`path`): a schema
+    version it does not know (a newer MLflow's) or an older one, or a table missing (its
+    schema version MLflow's own); None when it is MLflow's as this MLflow makes it."""
+    schema = mlflow_schema()
+    row = connection.execute("select version_num from alembic_version").fetchone()
+    version = row[0] if row else None
+    tables = {row[0] for row in connection.execute("select name from sqlite_master")}
+    this = f"this install's MLflow {schema.mlflow_version}"
+    if version not in schema.revisions:
+        return (
+            f"has a schema {this} does not know (version {version}, from a newer MLflow): open "
+            "it with the MLflow that wrote it, or give another store"
+        )
+    if version != schema.head:
+        return (
+            f"has the schema of an older MLflow (version {version}; {this} needs "
+            f"{schema.head}): back it up, then upgrade it: mlflow db upgrade "
+            f"sqlite:///{Path(path).resolve()}"
+        )
+    missing = sorted(schema.tables - tables)
+    if missing:
+        which = f"tables {', '.join(missing)} are" if len(missing) > 1 else f"table {missing[0]} is"
+        return (
+            f"is not a whole MLflow store: {which} missing, though its schema version is "
+            f"{this}'s: restore it from a backup, or give another store"
+        )
     return None
 
 

@@ -13,7 +13,9 @@ SIGNIFICANCE_TEST = "ttest"
 
 # The paper's grid: three one-factor sweeps around its chosen setting, not a cross product.
 # Layer at alpha = beta = 1; beta at alpha = 1; alpha at beta = 0.1 (layer 6 where the paper
-# fixes it); plus the released scripts' alpha = 0.1, beta = 1.
+# fixes it); plus the released scripts' alpha = 0.1, beta = 1 (KB-Ding/EAR@b508ce7
+# scripts/bert-ept-apt-xnli.sh:13-15: ALPHA=0.1, BETA=1, AP_LAYER=5, which
+# models/bert_ept_apt.py:85 reads as attentions[5], the sixth layer).
 LAYERS = (3, 6, 9, 12)
 BETAS = (0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 ALPHAS = (0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8)

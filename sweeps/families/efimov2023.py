@@ -6,6 +6,8 @@ here."""
 from sweeps import experiment as shared
 
 PAPER = "efimov2023"
+# The card's presets: the paper's and the authors' released code's.
+PRESETS = (shared.PAPER_PRESET, "released")
 # The smoke presets adjust a tiny model trained from scratch, so with a larger adjustment
 # learning rate than the paper's (its card: Cao et al.'s 5e-5); the other adjustment and
 # continual hyperparameters are the card's.
@@ -30,10 +32,11 @@ def adaptation_points(adjust: dict) -> dict[str, dict]:
     }
 
 
-def paper_points(experiment: str) -> list[dict]:
-    """The three encoders with the card's adjustment and continual hyperparameters."""
+def paper_points(experiment: str, preset: str = shared.PAPER_PRESET) -> list[dict]:
+    """The three encoders with the card's adjustment and continual hyperparameters for a
+    preset (the released code's continual regulariser weighs 1)."""
     points = list(adaptation_points({}).values())
-    return shared.paper_points(PAPER, experiment, shared.PAPER_PRESET, points)
+    return shared.paper_points(PAPER, experiment, preset, points)
 
 
 # The three encoders with the smoke adjustment.

@@ -3,6 +3,7 @@
 configurations and smoke points here; `rs_syntax` and `rs_da_m_curve` its card and test."""
 
 from sweeps import experiment as shared
+from sweeps.paper_cards import RELEASED_PRESET
 from sweeps.planning.spaces import BASELINE
 
 PAPER = "huang2021"
@@ -13,16 +14,19 @@ SIGNIFICANCE_TEST = "bootstrap"
 EPSILONS = (0.001, 0.01, 0.1, 1.0)
 
 
-def paper_points(experiment: str) -> list[dict]:
+def paper_points(experiment: str, preset: str = shared.PAPER_PRESET) -> list[dict]:
     """The baseline, ADV and RS-RP at every epsilon of the grid, and RS-DA, with the card's
     hyperparameters of the experiment (m = 3 on XNLI, 10 on PAWS-X; the ADV solver; the
-    RS-DA variant)."""
+    RS-DA variant). The released preset: the baseline and RS-DA, the only method of the
+    released code (the card's `ADV and RS-RP` departure)."""
     points = [
         {"method": method, "epsilon": epsilon}
         for method in ("adv", "rs_rp")
         for epsilon in EPSILONS
     ]
-    return shared.paper_points(PAPER, experiment, "paper", [BASELINE, *points, {"method": "rs_da"}])
+    if preset == RELEASED_PRESET:
+        points = []
+    return shared.paper_points(PAPER, experiment, preset, [BASELINE, *points, {"method": "rs_da"}])
 
 
 # One point per method for CPU minutes, at the paper's site (TrialConfig's default) as the

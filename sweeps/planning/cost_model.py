@@ -145,7 +145,9 @@ def step_cost(config: TrialConfig) -> float:
     """A training step's cost relative to a fine-tuning step on the same batch (plus, for
     an objective that makes ascent steps, their cost)."""
     declaration = registry.objective(config.method)
-    return declaration.step_cost + declaration.ascent_step_cost * config.adv_steps
+    if not declaration.ascent_step_cost:
+        return declaration.step_cost
+    return declaration.step_cost + declaration.ascent_step_cost * config.objective.adv_steps
 
 
 def items_per_example(config: TrialConfig) -> int:
@@ -155,7 +157,8 @@ def items_per_example(config: TrialConfig) -> int:
     if not declaration.copies:
         return 1
     kept = declaration.original_kept_when
-    return config.m + int(kept is not None and getattr(config, kept[0]) == kept[1])
+    settings = config.objective
+    return settings.m + int(kept is not None and getattr(settings, kept[0]) == kept[1])
 
 
 def example_tokens(config: TrialConfig) -> float:

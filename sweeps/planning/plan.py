@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 from sweeps.experiment import SweepSpec
-from sweeps.paper_cards import value_text
+from sweeps.paper_cards import preset_difference_lines, value_text
 from sweeps.planning import cost_model
 from sweeps.planning.sweep_checks import check_settings
 from sweeps.running.resources import trial_resources
@@ -25,7 +25,7 @@ from xlt_core.data.parallel import stage_targets
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_supported
 
-GRID = "grid"  # sweeps/running/search.py's PHASE_GRID (that module loads torch)
+GRID = "grid"  # sweeps/running/search.py's PHASE_GRID
 GIB = 2**30
 # What an adjusted encoder depends on besides its language and seed (its cache key,
 # xlt_core/adjustment.py): configurations that agree on these share their encoders.
@@ -96,10 +96,10 @@ def sequential_lines(spec: SweepSpec) -> list[str]:
     ]
 
 
-def _asha(spec: SweepSpec, phases: list[Phase]) -> bool:
+def _asha(spec: SweepSpec) -> bool:
     """Whether ASHA may stop trials early: a search whose phase 1 runs one seed per
     configuration (with `search_seeds` > 1, Tune's Repeater ranks on the mean, without ASHA)."""
-    return len(phases) > 1 and spec.search_seeds == 1
+    return spec.strategy != GRID and spec.search_seeds == 1
 
 
 def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
@@ -107,6 +107,7 @@ def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
     check_settings(spec)
     configs = spec.configs()
     phases = grid_phases(spec, configs) if spec.strategy == GRID else search_phases(spec)
+    phases += confirmation_phase(spec, configs, phases)
     total = sum(phase.trials for phase in phases)
     lines = [
         f"Dry run of {spec.experiment} (preset {spec.preset}, strategy {spec.strategy}): "
@@ -115,7 +116,7 @@ def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
         *sequential_lines(spec),
         *(phase.summary for phase in phases),
         *([spec.method_line] if spec.method_line else []),
-        f"Trials: {total}" + (" at most (ASHA stops some early)" if _asha(spec, phases) else ""),
+        f"Trials: {total}" + (" at most (ASHA stops some early)" if _asha(spec) else ""),
         *adjustment_lines(spec, configs),
         f"Resources per trial: {resources_text(spec, trials_per_gpu)}",
         training_text(configs[0]),
@@ -175,6 +176,7 @@ def paper_lines(spec: SweepSpec) -> list[str]:
     departures = spec.departures()
     return [
         f"Paper card: {card.paper} (sweeps/papers/{card.path.name})",
+        *preset_difference_lines(card, spec.experiment, spec.preset),
         f"Departures from {card.citation}: {len(departures)}",
         *(f"  - {departure.line()}" for departure in departures),
     ]
@@ -220,6 +222,43 @@ def grid_phases(spec: SweepSpec, configs: list[TrialConfig]) -> list[Phase]:
     return [Phase(summary, entries)]
 
 
+def _step_cost(config: TrialConfig) -> float:
+    return cost_model.step_cost(config) * cost_model.items_per_example(config)
+
+
+def confirmation_phase(
+    spec: SweepSpec, configs: list[TrialConfig], phases: list[Phase]
+) -> list[Phase]:
+    """The confirmation phase (sweeps/running/confirmation.py): the selected configuration and
+    the baseline on fresh seeds; the selected one is unknown until the sweep ran, so it is
+    counted as the costliest candidate (an upper bound). None with confirm_seeds=0."""
+    seeds = spec.confirmation_seeds()
+    baselines = [config for config in configs if not config.hyperparameter_names()]
+    candidates = [
+        entry.config for phase in phases for entry in phase.entries if entry.config not in baselines
+    ]
+    if not seeds or not baselines or not candidates:
+        return []
+    costliest = max(candidates, key=_step_cost)
+    n = len(seeds)
+    return [
+        Phase(
+            f"Confirmation: the configuration selected on dev and the baseline x {n} fresh "
+            f"seed{'s' if n > 1 else ''} ({', '.join(map(str, seeds))}) = {2 * n} trials, none "
+            "if the baseline is selected; the verdict is decided on these (confirm_seeds=0: "
+            "no confirmation, the verdict corrected for the selection instead)",
+            [
+                Entry(baselines[0].config_label(), baselines[0], n),
+                Entry(
+                    f"the selected configuration ({costliest.config_label()}, costliest candidate)",
+                    costliest,
+                    n,
+                ),
+            ],
+        )
+    ]
+
+
 def search_phases(spec: SweepSpec) -> list[Phase]:
     """Phase 1 samples the searched methods' ranges (as the sweep searches them: values this
     model cannot take dropped, the card's and `--set` axes fixed) with the first seed(s);
@@ -227,7 +266,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
     search_trials) over every seed (sweeps/running/search.py). Phase 1's configurations are unknown
     until it runs: each is counted as the costliest the ranges allow (the largest value of
     every choice, as `m`), an upper bound."""
-    from sweeps.running import search  # torch loads here, only for strategy search
+    from sweeps.running import search  # the search's own module, only for strategy search
 
     ranges = search.search_ranges(spec, fits=check_supported)
     costliest = max(
@@ -236,7 +275,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
             for point in spec.points
             if (method := point["method"]) in ranges
         ),
-        key=lambda config: cost_model.step_cost(config) * cost_model.items_per_example(config),
+        key=_step_cost,
     )
     fixed = ", ".join(f"{k}={v}" for k, v in search.fixed_axes(spec).items()) or "none"
     seeds, repeat, sampled = len(spec.seeds), spec.search_seeds, f"sampled {costliest.method}"

@@ -18,9 +18,11 @@ import yaml
 
 from sweeps.experiment import SWEEP_SETTINGS, SweepSpec, experiment_spec
 from sweeps.planning.spaces import hyperparameter_names
+from sweeps.planning.sweep_checks import check_baseline
 from sweeps.planning.sweep_values import SHARED_TRIAL_SETTINGS, Rule, is_whole, sweep_value
-from xlt_core.config import coerce_setting
-from xlt_core.errors import ConfigError
+from xlt_core import registry
+from xlt_core.config import ADAPTATIONS, coerce_setting
+from xlt_core.errors import ConfigError, require_one_of
 
 FORMAT = 1
 SWEEP_FILE_ARTIFACT = "sweep_config.yaml"
@@ -67,9 +69,40 @@ def sweep_text(spec: SweepSpec) -> str:
     return header + yaml.safe_dump(document, sort_keys=False, width=100)
 
 
+class _RepeatedKey(Exception):
+    """A key a sweep file gives twice in one mapping: on `line`, first on `first`."""
+
+    def __init__(self, key, line: int, first: int):
+        super().__init__(key)
+        self.key, self.line, self.first = key, line, first
+
+
+class _OnceEachLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (`_RepeatedKey`): YAML
+    keeps the last value and says nothing, so an edit above a key the file holds was lost."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = []  # (key, line): a list, for a key YAML cannot hash is refused by YAML itself
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key, line = self.construct_object(key_node, deep=deep), key_node.start_mark.line + 1
+            first = next((at for other, at in seen if other == key), None)
+            if first is not None:
+                raise _RepeatedKey(key, line, first)
+            seen.append((key, line))
+        return super().construct_mapping(node, deep)
+
+
 def _document(text: str, source: str) -> dict:
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_OnceEachLoader)  # a SafeLoader
+    except _RepeatedKey as repeated:
+        raise ConfigError(
+            f"{source}:{repeated.line}: {repeated.key}",
+            "repeated",
+            f"each key once in a mapping (first on line {repeated.first})",
+        ) from None
     except yaml.YAMLError as error:
         raise ConfigError(source, "(unreadable)", f"a sweep file in YAML ({error})") from None
     if not isinstance(document, dict):
@@ -148,6 +181,7 @@ def _take_settings(spec: SweepSpec, document: dict) -> SweepSpec:
         except ConfigError as error:
             where = f"points[{index}]" if error.field in point else "base"
             raise ConfigError(f"{where}.{error.field}", error.value, error.allowed) from None
+    check_baseline(spec)
     return spec
 
 
@@ -179,6 +213,7 @@ def _points(points) -> list[dict]:
     for index, point in enumerate(points):
         if not isinstance(point, dict) or "method" not in point:
             raise ConfigError(f"points[{index}]", point, POINTS_ALLOWED)
+        _declared(f"points[{index}]", point)
         for key, value in point.items():
             if key == "seed":
                 raise ConfigError(
@@ -186,6 +221,19 @@ def _points(points) -> list[dict]:
                 )
             _flat(f"points[{index}].{key}", value)
     return points
+
+
+def _declared(where: str, point: dict) -> None:
+    """A point's method and adaptation among those declared: each names its hyperparameters."""
+    methods = registry.objective_names()
+    if point["method"] not in methods:
+        raise ConfigError(
+            f"{where}.method",
+            point["method"],
+            f"one of {', '.join(methods)} (a plugin's objective: its module named in "
+            "XLT_PLUGINS, docs/extending.md)",
+        )
+    require_one_of(f"{where}.adaptation", point.get("adaptation", "none"), ADAPTATIONS)
 
 
 def _fixed_axes(axes, points: list[dict]) -> dict:

@@ -18,6 +18,9 @@ SWEEP_SETTING_RULES = {
     "search_seeds": "an integer >= 1, at most the seeds (phase 1 ranks on their mean)",
     "search_concurrency": "an integer >= 1 (--strategy search: phase 1's configurations "
     "sampled before results return)",
+    "confirm_seeds": "an integer >= 0: fresh seeds the selected configuration and the baseline "
+    "re-run with, the verdict decided on them (default: as many as seeds; 0: none, the verdict "
+    "then Bonferroni-corrected over the candidates)",
 }
 HEADING = (
     "settings (--set KEY=VALUE; the defaults are TrialConfig's and SweepSpec's, a preset may "

@@ -92,6 +92,12 @@ RULES = {
     "log_models": Rule(lambda value: isinstance(value, bool), "true or false", _read_boolean),
     "strategy": Rule(lambda value: value in STRATEGIES, f"one of {', '.join(STRATEGIES)}"),
     **{name: count_rule(1) for name in COUNTS},
+    # None (a sweep file's null): as many as the sweep's seeds; 0 turns the phase off.
+    "confirm_seeds": Rule(
+        lambda value: value is None or (is_whole(value) and value >= 0),
+        "an integer >= 0 (0: no confirmation phase)",
+        int,
+    ),
 }
 
 

@@ -17,6 +17,12 @@ from typing import TYPE_CHECKING, Callable, Mapping, TypeVar
 
 import requests
 
+from sweeps.records.uri_probe import (
+    check_scheme,
+    is_database_uri,
+    probe_database,
+    probe_server,
+)
 from xlt_schema import (
     COMPLETE_TAG,
     DEPARTURES_ARTIFACT,
@@ -34,7 +40,6 @@ from xlt_schema import (
 )
 from xlt_schema.lock_file import UnsafeLockFile, open_lock_file
 from xlt_schema.tracking_store import (
-    basic_auth,
     sqlite_problem,
     sqlite_write_problem,
     take_credentials,
@@ -85,8 +90,10 @@ def resolve_tracking_uri(cli_value: str | None) -> str:
 
 def check_tracking_uri(uri: str, timeout_s: float = 5.0, must_exist: bool = False) -> None:
     """Refuse a tracking URI that cannot work before anything starts: a server that does not
-    answer, a SQLite file in a missing directory, that is not a database or that cannot be
-    written, a plain directory store (MLflow 3.17 refuses it), and with `must_exist`
+    answer as MLflow's does, a database whose driver is missing or whose server does not
+    accept a connection, a scheme MLflow has no store for (sweeps/records/uri_probe.py), a
+    SQLite file in a missing directory, that is not a database (as SQLite's or MLflow's) or
+    that cannot be written, a plain directory store (MLflow 3.17 refuses it), and with `must_exist`
     (`--resume`) a missing store, rather than one created empty. An existing SQLite store is
     brought to MLflow's schema here (`prepare_store`); a new one needs a directory this user
     can write, and `open_experiment` makes its tables (seconds of MLflow's migrations), which
@@ -94,16 +101,9 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0, must_exist: bool = Fals
     from xlt_core.errors import ConfigError
 
     if uri.startswith(("http://", "https://")):
-        try:
-            requests.get(
-                uri.rstrip("/") + "/health", timeout=timeout_s, auth=basic_auth()
-            ).raise_for_status()
-        except requests.exceptions.RequestException as error:
-            raise ConfigError(
-                "--tracking-uri",
-                uri,
-                f"an MLflow tracking server that answers (GET /health: {type(error).__name__})",
-            ) from None
+        probe_server(uri, timeout_s)
+    elif is_database_uri(uri):
+        probe_database(uri, timeout_s)
     elif uri.startswith("sqlite:///"):
         path = Path(uri.removeprefix("sqlite:///"))
         if not path.parent.is_dir():
@@ -132,6 +132,8 @@ def check_tracking_uri(uri: str, timeout_s: float = 5.0, must_exist: bool = Fals
             "sqlite:///path/to/mlflow.db or http(s)://host:port "
             "(MLflow 3.17 refuses a plain directory store)",
         )
+    else:
+        check_scheme(uri)  # Databricks', a plugin's: a store MLflow knows, or refused
 
 
 def prepare_store(uri: str) -> None:
@@ -300,16 +302,15 @@ def set_tags(client: MlflowClient, run_id: str, tags: Mapping[str, str]) -> None
     client.log_batch(run_id, tags=[RunTag(key, str(value)) for key, value in tags.items()])
 
 
-def find_resumable_parent(client: MlflowClient, experiment_id: str, sweep_key: str):
-    """The newest parent run of this sweep (same settings) with work left, or None: trials
-    that did not all end, or a report not written (a sweep with no finished trial, closed
-    FAILED, has none to write)."""
+def find_resumable_parent(client: MlflowClient, experiment_id: str, sweep_key: str | None):
+    """The newest parent run of this sweep (same settings; of any sweep when `sweep_key` is
+    None) with work left, or None: trials that did not all end, or a report not written (a
+    sweep with no finished trial, closed FAILED, has none to write)."""
+    filter_string = f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}'"
+    if sweep_key is not None:
+        filter_string += f" and tags.`{SWEEP_KEY_TAG}` = '{sweep_key}'"
     runs = client.search_runs(
-        [experiment_id],
-        filter_string=(
-            f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}' and tags.`{SWEEP_KEY_TAG}` = '{sweep_key}'"
-        ),
-        order_by=["attributes.start_time DESC"],
+        [experiment_id], filter_string=filter_string, order_by=["attributes.start_time DESC"]
     )
     return next((run for run in runs if not is_done(run)), None)
 
@@ -322,13 +323,18 @@ def unfinished_sweep_note(client: MlflowClient, experiment_id: str, sweep_key: s
     parent = find_resumable_parent(client, experiment_id, sweep_key)
     if parent is None:
         return None
-    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(parent.info.start_time / 1000))
     return (
         f"Note: an unfinished sweep with these settings exists, parent run {parent.info.run_id} "
-        f"(started {started}, {parent.info.status}); it is left as it is, its runs kept, and a "
-        "new sweep starts without --resume: --resume continues the newest unfinished sweep "
-        f"of these settings (this new one while it has work left, then {parent.info.run_id})"
+        f"(started {started_at(parent)}, {parent.info.status}); it is left as it is, its runs "
+        "kept, and a new sweep starts without --resume: --resume continues the newest "
+        "unfinished sweep of these settings (this new one while it has work left, then "
+        f"{parent.info.run_id})"
     )
+
+
+def started_at(run) -> str:
+    """When `run` started, in local time to the minute: `2026-12-06 06:05`."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(run.info.start_time / 1000))
 
 
 def is_done(parent) -> bool:

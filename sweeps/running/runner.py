@@ -31,7 +31,8 @@ from sweeps.planning.sweep_file import SWEEP_FILE_ARTIFACT, sweep_text
 from sweeps.records import tracking
 from sweeps.records.run_context import system_tags
 from sweeps.running import search
-from sweeps.running.library_output import worker_variables
+from sweeps.running.confirmation import run_confirmation
+from sweeps.running.library_output import ray_log_to_file, worker_variables
 from sweeps.running.resources import (
     alive_node_cpus,
     check_cpus_fit,
@@ -40,10 +41,11 @@ from sweeps.running.resources import (
 )
 from sweeps.running.search_phases import OPTUNA_STORAGE_TAG, OPTUNA_STUDY_TAG
 from sweeps.running.strategies import strategy_phases
-from sweeps.running.tune_phases import TunePhases
+from sweeps.running.tune_phases import TunePhases, count_failed
 from sweeps.safety import driver_lock
 from sweeps.safety.dead_baseline import RERUN_ERRORED_TAG, NoReport, dead_baseline
 from sweeps.safety.interruption import StopSignals, SweepInterrupted, signal_behind
+from sweeps.safety.resume_mismatch import no_sweep_to_resume
 from sweeps.safety.storage_checks import (
     StorageFull,
     check_storage,
@@ -108,25 +110,22 @@ def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
     return trials
 
 
+# The settings that define a sweep (`sweep_key`); then those that only some sweeps set, in
+# its key where they are set (the keys of earlier sweeps stay as they were).
+SWEEP_KEY_FIELDS = ("experiment", "preset", "strategy", "base", "points", "seeds")
+SWEEP_KEY_FIELDS += ("search_trials", "top_k")
+SOME_SWEEPS_FIELDS = ("seed_rounds", "search_seeds", "confirm_seeds")
+
+
 def sweep_key(spec: SweepSpec) -> str:
     """A hash of everything that defines the sweep: `--resume` only continues the same sweep."""
-    fields = {
-        name: getattr(spec, name)
-        for name in (
-            "experiment",
-            "preset",
-            "strategy",
-            "base",
-            "points",
-            "seeds",
-            "search_trials",
-            "top_k",
-        )
-    }
+    fields = {name: getattr(spec, name) for name in SWEEP_KEY_FIELDS}
     if spec.seed_rounds:  # sequential seeds run other trials than the same seeds up front
         fields["seed_rounds"] = list(spec.seed_rounds)
     if spec.search_seeds > 1:
         fields["search_seeds"] = spec.search_seeds
+    if spec.confirm_seeds is not None:  # the default leaves the keys of earlier sweeps alone
+        fields["confirm_seeds"] = spec.confirm_seeds
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -140,15 +139,18 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
         stack.enter_context(quiet_disk_full())  # a full disk: one line, not its tracebacks
         # One driver per sweep, before Ray or any run: a second is refused (exit 2).
         stack.enter_context(driver_lock.hold(options.tracking_uri, spec.experiment))
-        # Slow steps that overlap others, joined as the block ends: a new SQLite store's tables
-        # (MLflow's migrations) are made while Ray starts, and Ray stops while the report is
-        # written (`_ray_session`).
-        background = stack.enter_context(ThreadPoolExecutor(max_workers=1))
         # Ray's import first: the thread below then imports MLflow (over a second, for a new
         # store) while `ray.init` waits for Ray's daemons, rather than before it starts.
         _name_token_auth(options.address)
         import ray  # noqa: F401
 
+        # Ray's and Tune's notes to a file, unless -v (its logger as Ray's import set it up),
+        # until Ray has stopped.
+        stack.enter_context(ray_log_to_file())
+        # Slow steps that overlap others, joined as the block ends: a new SQLite store's tables
+        # (MLflow's migrations) are made while Ray starts, and Ray stops while the report is
+        # written (`_ray_session`).
+        background = stack.enter_context(ThreadPoolExecutor(max_workers=1))
         opening = background.submit(tracking.open_experiment, options.tracking_uri, spec.experiment)
         resumed = None
         if options.resume:  # the store exists (`check_tracking_uri`): open at once
@@ -169,16 +171,18 @@ def run_sweep(spec: SweepSpec, options: SweepOptions, signals: StopSignals | Non
             spec, options, opening, background, key, resumed, signals
         )
         client = opening.result()[0]
-        with resumable(parent_run_id):  # a signal while the parent closes (held till then)
+        # A signal from here on (while the parent closes: held till then; before or during
+        # the report) names the parent, which `--resume` reports.
+        with resumable(parent_run_id):
             finished = _close_phases(spec, options, client, parent_run_id, results, signals)
-        logger.info(
-            f"{finished} of {len(results)} trials of the reported phase finished; "
-            f"{failed} trials failed in all"
-        )
-        if finished == 0:
-            signals.finished()  # closed FAILED: nothing to report or resume
-            return max(failed, 1)
-        return _report(spec, options, client, parent_run_id, failed, signals)
+            logger.info(
+                f"{finished} of {len(results)} trials of the reported phase finished; "
+                f"{failed} trials failed in all"
+            )
+            if finished == 0:
+                signals.finished()  # closed FAILED: nothing to report or resume
+                return max(failed, 1)
+            return _report(spec, options, client, parent_run_id, failed, signals)
 
 
 def _close_phases(spec, options, client, parent_run_id: str, results, signals) -> int:
@@ -233,6 +237,8 @@ def _run_phases(spec, options, opening: Future, background, key: str, resumed, s
                 spec, options, client, experiment_id, parent_run_id, tags, resources, signals
             )
             results, failed = strategy_phases(spec, phases).run()
+            confirmed = run_confirmation(phases, results)
+            results, failed = [*results, *confirmed], failed + count_failed(confirmed)
     except BaseException as error:  # a signal, or a crash: resumable either way
         # Ray is down: no trial writes any more. (Bad input is refused before any trial; a
         # resumed parent whose saved state is refused was set running again: marked too.)
@@ -290,12 +296,13 @@ def _resumable_parent(client, spec: SweepSpec, options: SweepOptions, key: str):
         if experiment
         else None
     )
-    if resumed is None:
-        raise ConfigError(
-            "--resume",
-            True,
-            f"an interrupted sweep with these settings in experiment {spec.experiment} at "
-            f"{redact(options.tracking_uri)}; there is none (run without --resume to start it)",
+    if resumed is None:  # which settings differ from the unfinished sweep's, if there is one
+        raise no_sweep_to_resume(
+            client,
+            experiment,
+            sweep_text(spec),
+            SWEEP_KEY_FIELDS + SOME_SWEEPS_FIELDS,
+            options.tracking_uri,
         )
     return resumed
 
@@ -347,9 +354,10 @@ def _report(
 ):
     """The report (interruptible: the parent is then left without `xlt.reported`, and
     `--resume` writes it); returns `failed`."""
-    from analysis.report import print_summary, report_sweep
-
     with resumable(parent_run_id), _full_disk_stops(options):
+        # Imported in the block: a signal during the import (seconds) resumes the report too.
+        from analysis.report import print_summary, report_sweep
+
         signals.raise_if_received()  # held while the parent was closed
         report = tracking.with_retries(
             lambda: report_sweep(
@@ -395,6 +403,9 @@ def _start_parent(
         else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline "
         f"x {len(spec.seeds)} seeds"
     )
+    confirm = len(spec.confirmation_seeds())
+    if confirm:
+        what += f", then the selected and the baseline x {confirm} fresh seeds"
     logger.info(
         f"Sweep {spec.experiment} ({spec.preset}, {spec.strategy}): {what}; "
         f"MLflow {redact(options.tracking_uri)}, parent run {parent_run_id}"
@@ -436,6 +447,7 @@ def _parent_params(spec: SweepSpec, options: SweepOptions) -> dict:
         "log_models": spec.log_models,
         "seeds": ",".join(map(str, spec.seeds)),
         "n_configurations": len(spec.points),
+        "confirm_seeds": ",".join(map(str, spec.confirmation_seeds())) or "none",
         **(
             {
                 "search_trials": spec.search_trials,

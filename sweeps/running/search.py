@@ -137,7 +137,7 @@ def starting_points(spec: SweepSpec, ranges: Mapping[str, Mapping[str, tuple]]) 
         method_ranges = ranges.get(point["method"])
         values = {
             "method": config.method,
-            **{name: getattr(config, name) for name in config.hyperparameter_names()},
+            **{name: config.setting_value(name) for name in config.hyperparameter_names()},
         }
         if method_ranges is not None and all(
             _in_range(values[name], bounds) for name, bounds in method_ranges.items()

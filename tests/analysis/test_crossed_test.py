@@ -81,15 +81,22 @@ def test_one_seed_is_refused_with_what_to_do():
         crossed_test(np.ones((1, 10)), np.zeros((1, 10)))
 
 
-def test_one_seed_falls_back_to_the_seed_averaged_test_and_says_so():
+def test_one_seed_gives_the_difference_untested_and_a_named_seed_averaged_test_still_runs():
+    # 0.5.0 fell back to the seed-averaged t-test, which cannot see a lucky seed; now the
+    # crossed test reports the difference with no interval or p-value (no verdict).
     rng = np.random.default_rng(6)
     system, baseline = rng.uniform(size=(1, 30)), rng.uniform(size=(1, 30))
     result = run_significance_test("crossed", system, baseline)
-    assert result.test == "ttest"
-    assert result.p_value == pytest.approx(stats.ttest_rel(system[0], baseline[0]).pvalue)
+    assert (result.test, result.n_seeds, result.n_examples) == ("crossed", 1, 30)
+    assert result.mean_difference == pytest.approx(system.mean() - baseline.mean())
+    assert np.isnan([result.ci_low, result.ci_high, result.statistic, result.p_value]).all()
+    asked = run_significance_test("ttest", system, baseline)
+    assert asked.p_value == pytest.approx(stats.ttest_rel(system[0], baseline[0]).pvalue)
     counts = rng.integers(0, 3, size=(2, 1, 30, 3)).astype(float)
     pooled = run_significance_test("crossed", None, None, counts=tuple(counts), statistic=entity_f1)
-    assert pooled.test == "permutation"
+    expected = entity_f1(counts[0].sum(axis=(0, 1))) - entity_f1(counts[1].sum(axis=(0, 1)))
+    assert pooled.test == "crossed" and np.isnan(pooled.p_value)
+    assert pooled.mean_difference == pytest.approx(expected)
 
 
 def test_the_default_is_the_seed_aware_test():

@@ -12,6 +12,7 @@ import pytest
 from fake_sweeps import log_scored_trial, trial_tags
 from mlflow import MlflowClient
 from mlflow.entities import Param
+from reproduction_trials import trials_in_memory
 from scipy import stats
 from tracking_stores import tracking_store
 
@@ -433,8 +434,16 @@ ROBUST = {
 @pytest.fixture(scope="module")
 def robust_report(tmp_path_factory):
     root = tmp_path_factory.mktemp("robust")
+    # RS-DA on Robust-XLT's released one epoch, the budget its rows trained (analysis.papers)
     uri = _make_sweep(
-        root, MBERT, ROBUST, "robust_xnli", ROBUST_NAMES, "bootstrap", default_epochs=5.0
+        root,
+        MBERT,
+        ROBUST,
+        "robust_xnli",
+        ROBUST_NAMES,
+        "bootstrap",
+        epochs={"rs_da m=3": 1.0},
+        default_epochs=5.0,
     )
     report = report_sweep(uri, "robust_xnli", out_dir=str(root / "out"), register=False)
     payload = json.loads(open(report.json_path, encoding="utf-8").read())
@@ -479,26 +488,7 @@ def _trials(
 ) -> pd.DataFrame:
     """Trials built in memory (no MLflow) as the sweeps log them: two seeds each, the
     budgets as in ``_make_sweep``."""
-    rows = []
-    for label, (method, hyperparameters, percents) in configs.items():
-        for index, seed in enumerate((1, 2)):
-            rows.append(
-                {
-                    "run_id": f"{label}-{seed}",
-                    "config_key": label,
-                    "config_label": label,
-                    "method": method,
-                    "adaptation": "none",
-                    "seed": seed,
-                    "hyperparameters": tuple(hyperparameters),
-                    "task": "xnli",
-                    "model": MBERT,
-                    "epochs": str(epochs.get(label, default_epochs)),
-                    **{name: hyperparameters.get(name) for name in names},
-                    **{f"{key}/accuracy": correct[index] / N for key, correct in percents.items()},
-                }
-            )
-    return pd.DataFrame(rows)
+    return trials_in_memory(configs, names, epochs, default_epochs)
 
 
 def _frames(
@@ -658,7 +648,7 @@ def test_the_published_budgets_are_the_cards_epochs():
         ("ding2022", "ear_xnli", "xnli", "ear"),
         ("ding2022", "ear_pawsx", "pawsx", "ear"),
         ("huang2021", "robust_xnli", "xnli", "adv"),
-        ("huang2021", "robust_pawsx", "pawsx", "rs_da"),
+        ("huang2021", "robust_pawsx", "pawsx", "adv"),
         ("efimov2023", "adjust_xnli", "xnli", "adjust"),
         ("efimov2023", "adjust_ner", "ner", "adjust"),
         ("efimov2023", "adjust_qa", "xquad", "adjust"),
@@ -669,8 +659,14 @@ def test_the_published_budgets_are_the_cards_epochs():
         epochs = card.trial_settings(experiment)["epochs"]
         assert published_epochs(paper, task, method) == epochs, (paper, experiment)
         assert "epochs" not in {d.setting for d in card.departures(experiment)}
-    # ding2022's baselines and RS-DA follow Hu et al. 2020 and Huang et al. 2021 (L1740)
-    assert published_epochs("ding2022", "xnli", "rs_da") == 5.0
+    # ding2022's baselines follow Hu et al. 2020 (L1740); RS-DA's rows, huang2021's and
+    # ding2022's, Robust-XLT's released budget: the huang2021 card's released epochs
+    assert published_epochs("ding2022", "xnli", "finetune") == 5.0
+    huang = load_card("huang2021")
+    for task, experiment in (("xnli", "robust_xnli"), ("pawsx", "robust_pawsx")):
+        released = huang.trial_settings(experiment, "released")["epochs"]
+        assert published_epochs("huang2021", task, "rs_da") == released
+        assert published_epochs("ding2022", task, "rs_da") == released
 
 
 def _robust_configs(dev_of_small_epsilon: tuple[int, int, int]) -> dict:
@@ -718,7 +714,10 @@ def test_only_the_released_rs_da_variant_meets_the_rs_da_rows():
         kept: ("rs_da", {"m": "3", "rs_da_variant": "keep_originals"}, CONFIGS[SELECTED][2]),
         "rs_da m=3": ("rs_da", {"m": "3", "rs_da_variant": "released"}, CONFIGS[SELECTED][2]),
     }
-    frame, not_compared = _frames(configs, "finetune", kept, ROBUST_NAMES, default_epochs=5.0)
+    released_budget = {kept: 1.0, "rs_da m=3": 1.0}  # Robust-XLT's, the rows' budget
+    frame, not_compared = _frames(
+        configs, "finetune", kept, ROBUST_NAMES, epochs=released_budget, default_epochs=5.0
+    )
     assert _met(frame, kept) == set()
     assert kept not in set(not_compared["config_label"])  # not a match at all
     assert {("huang2021", "Table 2", ""), ("huang2021", "Table 9", "generalized")} <= _met(

@@ -237,7 +237,7 @@ def test_the_smoke_sweep_with_sequential_seeds_runs_a_second_round_and_spends_fe
     from analysis.collect import find_parent_run
     from analysis.sequential import SEQUENTIAL_TAG
     from sweeps.running.trainable import TRIAL_FUNCTION_ENV
-    from xlt_schema import PHASE_TAG
+    from xlt_schema import CONFIRM_PHASE, PHASE_TAG
 
     uri = tracking_store(tmp_path)
     tests = str(REPO / "tests")
@@ -256,6 +256,12 @@ def test_the_smoke_sweep_with_sequential_seeds_runs_a_second_round_and_spends_fe
     trials = client.search_runs(
         [parent.info.experiment_id], f"tags.mlflow.parentRunId = '{parent.info.run_id}'"
     )
+    # Then the confirmation phase: the selected configuration and the baseline on 5 fresh
+    # seeds (as many as the rounds' seeds), apart from the rounds.
+    confirming = [run for run in trials if run.data.tags[PHASE_TAG] == CONFIRM_PHASE]
+    trials = [run for run in trials if run not in confirming]
+    assert sorted({int(run.data.params["seed"]) for run in confirming}) == [5, 6, 7, 8, 9]
+    assert len(confirming) == 10
     outcomes = {o["label"].split()[1]: o for o in record["configurations"]}
     assert {k: (o["decision"], o["rounds"], o["seeds"]) for k, o in outcomes.items()} == {
         "alpha=0.1": ("futility", 1, 3),

@@ -55,6 +55,7 @@ def _row(difference: float, significant: bool, low: float, high: float, lang: st
         "p_value": 0.001 if significant else 0.4,
         "p_corrected": 0.003 if significant else 0.8,
         "significant": significant,
+        "n_seeds": 3,
     }
 
 
@@ -131,7 +132,7 @@ def test_gains_plot_colours_gains_losses_and_neither_apart():
     )
     colours = outcome_colours(test)
     assert colours == [OUTCOME_COLOURS[GAIN], OUTCOME_COLOURS[LOSS], OUTCOME_COLOURS[NO_DIFFERENCE]]
-    assert len(set(OUTCOME_COLOURS.values())) == 3
+    assert len(set(OUTCOME_COLOURS.values())) == len(OUTCOME_COLOURS)  # no verdict too
 
 
 def test_chance_level_is_one_over_the_labels_or_the_majority_share():

@@ -39,7 +39,7 @@ class EARL1(EAR):
     @classmethod
     def from_config(cls, config, pad_id, synonyms):
         objective = super().from_config(config, pad_id, synonyms)
-        return replace(objective, l1_scale=config.l1_scale)
+        return replace(objective, l1_scale=config.objective.l1_scale)
 
     def target_weights(self):
         return {"ept_l1": self.alpha, "apt": self.beta}
@@ -300,7 +300,13 @@ def test_a_project_sweep_plans_the_plugin_objective_in_place_of_its_own(plugin):
     # The estimate's rows: trials, tokens, GPU-hours, GiB, then the configuration.
     rows = [line.split() for line in out.splitlines() if line.startswith("       ")]
     labels = [" ".join(row[4:]) for row in rows]
-    assert labels == ["finetune", "ear_l1 alpha=1 beta=0.1 layer=2 m=1 l1_scale=0.5"]
+    plugin_point = "ear_l1 alpha=1 beta=0.1 layer=2 m=1 l1_scale=0.5"
+    assert labels == [  # the grid's, then the confirmation's (the baseline and the selected)
+        "finetune",
+        plugin_point,
+        "finetune",
+        f"the selected configuration ({plugin_point}, costliest candidate)",
+    ]
 
 
 @pytest.mark.slow
@@ -315,6 +321,7 @@ def test_a_project_sweep_runs_the_plugin_objective_in_ray_workers(plugin, tmp_pa
         "target_langs=es",
         "seeds=0",
         "log_models=false",
+        "confirm_seeds=0",  # the grid's runs only: what the plugin trains
     ]
     overrides = [arg for setting in small for arg in ("--set", setting)]
     client = MlflowClient(tracking_store(tmp_path))

@@ -56,9 +56,11 @@ NOT_COLLECTED = {
 # samples (tests/conftest.py's SHARED_DATA) in its place, and skip where they are missing.
 DATA_DIR = "/path/to/xtreme-data"
 
-# The work of every sweep, shrunk: one seed, a fifth of an epoch, one evaluation, 2 layers.
+# The work of every sweep, shrunk: one seed, a fifth of an epoch, one evaluation, 2 layers,
+# no confirmation phase (one path for every script: the demo's command runs it).
 SMALL = {
     "seeds": "0",
+    "confirm_seeds": "0",
     "epochs": "0.2",
     "evals_per_epoch": "1",
     "tiny_layers": "2",
@@ -240,7 +242,10 @@ def _check_sweep(uri: str, spec, stdout: str) -> None:
     names (no param for the others' hyperparameters), evaluated beyond dev; the parent's
     report."""
     children = child_runs(uri, spec.experiment)
-    assert len(children) == len(spec.points) * len(spec.seeds), [
+    # The grid's trials, then (when the command confirms) the selected configuration and the
+    # baseline on the spec's fresh seeds.
+    confirmed = 2 * len(spec.confirmation_seeds())
+    assert len(children) == len(spec.points) * len(spec.seeds) + confirmed, [
         c.data.tags.get(CONFIG_LABEL_TAG) for c in children
     ]
     assert all(child.info.status == "FINISHED" for child in children)
@@ -325,7 +330,7 @@ def test_one_trial_command_trains_and_evaluates(command, tmp_path):
 def test_dry_run_command_plans_without_tracking(tmp_path):
     completed = run_command(_argv(DRY_RUN, {}), tmp_path)
     assert "18 configurations x 5 seeds = 90 trials" in completed.stdout
-    assert "GPU-hours for 90 trials" in completed.stdout
+    assert "GPU-hours for 100 trials" in completed.stdout
     assert list(tmp_path.iterdir()) == []  # no mlflow.db (the store run_command points at)
 
 

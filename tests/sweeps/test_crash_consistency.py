@@ -8,6 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import pickle
+import re
 import shutil
 import stat
 import subprocess
@@ -537,6 +538,10 @@ def _check_stopped_by_the_full_disk(full, uri: str) -> None:
     assert last_lines[0].startswith("error: the disk is full"), full.stderr[-3000:]
     assert last_lines[1].endswith("--resume")
     assert "Traceback" not in full.stderr, full.stderr[-3000:]  # one line per failed trial
+    # Nor Ray's and Tune's own output (issue 53: Ray's unhandled errors, their tracebacks
+    # without the word, 86 lines in all): in the log file (sweeps/running/library_output.py).
+    chatter = re.compile(r'^\s+File "|Unhandled error|Tuner\.restore|Failed to fetch metrics', re.M)
+    assert not chatter.search(full.stdout + full.stderr), (full.stdout + full.stderr)[-3000:]
     (parent,) = parent_runs(uri)
     assert "xlt.complete" not in parent.data.tags
 

@@ -50,14 +50,32 @@ def test_the_demos_default_output_is_the_plan_the_trials_and_the_summary(ear_xnl
     assert len(lines) <= 40, what_went_wrong(completed)
     assert library_lines(lines) == [], what_went_wrong(completed)
     out = completed.stdout
-    assert re.search(r"^Sweep ear_xnli \(smoke, grid\): 3 configurations x 2 seeds; ", out, re.M)
-    ended = re.findall(
-        r"^\[grid\] \S.*seed=\d: dev score [01]\.\d{3}; trials: (\d) ended, \d running, "
-        r"\d pending; ETA \S+$",
+    assert re.search(
+        r"^Sweep ear_xnli \(smoke, grid\): 3 configurations x 2 seeds, then the selected and "
+        r"the baseline x 2 fresh seeds; ",
         out,
         re.M,
     )
-    assert sorted(ended) == ["1", "2", "3", "4", "5", "6"], out
+
+    def ended(phase: str) -> list[str]:
+        return sorted(
+            re.findall(
+                rf"^\[{phase}\] \S.*seed=\d: dev score [01]\.\d{{3}}; trials: (\d) ended, "
+                r"\d running, \d pending; ETA \S+$",
+                out,
+                re.M,
+            )
+        )
+
+    assert ended("grid") == ["1", "2", "3", "4", "5", "6"], out
+    # The selected configuration and the baseline on fresh seeds 2 and 3 (none when the
+    # baseline is selected), and the verdict decided on them.
+    confirmed = re.search(r"^Confirmation: (.*) \(selected on dev\) and finetune", out, re.M)
+    if confirmed:
+        assert ended("confirm") == ["1", "2", "3", "4"], out
+        assert "Decided on the confirmation phase's 2 fresh seeds (2, 3)" in out
+    else:
+        assert "The baseline is selected: no confirmation phase" in out, out
     assert "] step " not in out and "] finished: " not in out  # the trials' lines: -v
     assert re.search(r"^Verdict: .*the selected configuration ", out, re.M | re.I)
     report = re.search(r"^Report files: (\S+/report\.md)$", out, re.M)
@@ -109,4 +127,6 @@ def test_a_failed_trial_shows_in_the_default_output(tmp_path):
         r"\(scripted\); trials: \d ended \(1 failed\), ",
         failed[0],
     ), failed[0]
-    assert "5 of 6 trials of the reported phase finished; 1 trials failed in all" in lines
+    # The 6 trials of the grid and the confirmation's 6 (ear alpha=1 and the baseline on
+    # fresh seeds 3, 4, 5, none of which diverges).
+    assert "11 of 12 trials of the reported phase finished; 1 trials failed in all" in lines

@@ -17,10 +17,11 @@ from sweep_helpers import DEMO_SETTINGS, child_runs, parent_runs
 
 from analysis.effect_sizes import epsilon_min
 from analysis.model_registry import SweepStamp, register_champion
+from analysis.verdict import NO_EXAMPLE_DIFFERENCE, identical
 from sweeps import ear_xnli
 from sweeps.cli import EXIT_DONE, main
 from xlt_core.data.examples import XNLI_LABELS
-from xlt_schema import CONFIG_KEY_TAG, CONFIG_LABEL_TAG, METHOD_TAG
+from xlt_schema import CONFIG_KEY_TAG, CONFIG_LABEL_TAG, CONFIRM_PHASE, METHOD_TAG, PHASE_TAG
 
 PAIRS = [
     {"text": "A man is eating an apple.", "text_pair": "Someone eats."},
@@ -100,7 +101,8 @@ def test_the_demos_report_shows_the_effect_sizes(ear_xnli_smoke, tmp_path):
     comparison = {row["lang"]: row for row in selected["test_comparison"]}
     effect_sizes = {row["lang"]: row for row in selected["effect_sizes"]}
     assert list(effect_sizes) == [*comparison, "avg"]
-    trials = child_runs(ear_xnli_smoke.uri)
+    # Issue 49: decided on the confirmation phase's runs (fresh seeds), as the verdict.
+    trials = [t for t in child_runs(ear_xnli_smoke.uri) if t.data.tags[PHASE_TAG] == CONFIRM_PHASE]
     baseline_key = next(
         t.data.tags[CONFIG_KEY_TAG] for t in trials if t.data.tags[METHOD_TAG] == "finetune"
     )
@@ -122,7 +124,9 @@ def test_the_demos_report_shows_the_effect_sizes(ear_xnli_smoke, tmp_path):
         assert row["epsilon_min"] == pytest.approx(epsilon_min(system, baseline))
         cells = [
             f"{100 * tested['mean_difference']:+.1f}",
-            f"[{100 * tested['ci_low']:+.1f}, {100 * tested['ci_high']:+.1f}]",
+            NO_EXAMPLE_DIFFERENCE  # the tiny demo's models may score every example alike
+            if identical(tested["mean_difference"], tested["ci_low"], tested["ci_high"])
+            else f"[{100 * tested['ci_low']:+.1f}, {100 * tested['ci_high']:+.1f}]",
             f"{won:.2f}",
             "–",  # two seeds: no interval
             f"{row['epsilon_min']:.2f}",

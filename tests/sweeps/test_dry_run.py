@@ -64,8 +64,12 @@ def test_paper_dry_run_plans_90_trials_offline_and_tracks_nothing(tmp_path):
     assert completed.returncode == 0, completed.stderr
     out = completed.stdout
     assert "18 configurations x 5 seeds = 90 trials" in out
-    assert "Trials: 90\n" in out
-    assert "GPU-hours for 90 trials" in out
+    assert (
+        "Confirmation: the configuration selected on dev and the baseline x 5 fresh seeds "
+        "(6, 7, 8, 9, 10) = 10 trials" in out
+    )
+    assert "Trials: 100\n" in out
+    assert "GPU-hours for 100 trials" in out
     assert "not measured on a GPU by this project" in out
     assert not store.exists() and not store.parent.exists()
     assert list(workdir.iterdir()) == []  # no mlflow.db, ray_results, cache
@@ -79,13 +83,16 @@ def test_search_dry_run_shows_both_phases_and_their_budgets(capsys):
     assert "Phase 1 (search): 6 configurations sampled by Optuna TPE" in out
     assert "x 1 seed (1) = 6 trials" in out
     assert "Phase 2 (final): 1 baseline + top 2 of phase 1 = 3 configurations x 5 seeds" in out
-    assert "Trials: 21 at most" in out
-    # Phase 1's trials and the top 2 over 5 seeds are EAR, the baseline 5 fine-tuning trials.
+    assert "Trials: 31 at most" in out
+    # Phase 1's trials and the top 2 over 5 seeds are EAR, the baseline 5 fine-tuning trials;
+    # the confirmation re-runs the baseline and the selected (costliest counted) on 5 more.
     rows = [line.split() for line in out.splitlines() if line.startswith("      ")]
     assert [(row[0], row[-1]) for row in rows] == [
         ("6", "choices"),
         ("5", "finetune"),
         ("10", "choices)"),
+        ("5", "finetune"),
+        ("5", "candidate)"),
     ]
 
 
@@ -200,7 +207,7 @@ def test_unknown_model_gets_no_estimate():
     spec = experiment_spec(ear_xnli, "paper", None)
     spec.base["model"] = "someone/unknown-model"
     plan = format_plan(spec, None)
-    assert "Trials: 90" in plan
+    assert "Trials: 100" in plan
     assert "Estimate: none for model someone/unknown-model" in plan
 
 
@@ -235,7 +242,8 @@ def test_the_papers_other_experiments_state_their_trial_counts(script, capsys):
     out = capsys.readouterr().out
     trials = seeds * configurations
     assert f"{configurations} configurations x {seeds} seeds = {trials} trials" in out
-    assert f"Trials: {trials}\n" in out
+    # and the confirmation phase: the selected configuration and the baseline on fresh seeds
+    assert f"Trials: {trials + 2 * seeds}\n" in out
 
 
 PAPER_SCRIPTS = (

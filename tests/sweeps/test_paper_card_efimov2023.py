@@ -37,16 +37,17 @@ def test_every_trial_of_the_paper_preset_holds_the_cards_settings(script):
 def test_the_presets_take_the_budget_of_the_script_each_task_ran():
     xnli = experiment_spec(adjust_xnli, "paper", None).base
     ner = experiment_spec(adjust_ner, "paper", None).base
-    # run_xnli.py's README command with the Trainer's clipping; NER: the authors'
-    # train_ner_no_trainer.sh (lr 2e-5) on run_ner_no_trainer.py (max_length 128)
+    # the authors' no-trainer scripts: train_xnli_no_trainer.sh (lr 5e-5, 2 epochs, 128) and
+    # train_ner_no_trainer.sh (lr 2e-5, 3 epochs) on run_ner_no_trainer.py (max_length 128)
     assert (xnli["learning_rate"], xnli["epochs"], xnli["max_seq_length"]) == (5e-5, 2.0, 128)
     assert (ner["learning_rate"], ner["epochs"], ner["max_seq_length"]) == (2e-5, 3.0, 128)
-    assert CARD.settings("adjust_xnli")["max_grad_norm"].value == 1.0
-    # run_ner_no_trainer.py does not clip: no card value, a declared departure instead
-    assert "max_grad_norm" not in CARD.settings("adjust_ner")
-    clipping = [d for d in CARD.departures("adjust_ner") if d.setting == "max_grad_norm"]
-    assert len(clipping) == 1 and clipping[0].paper.startswith("no gradient clipping")
-    assert ner["max_grad_norm"] == clipping[0].ours == 1.0
+    # no released loop clips (E17): no card value, the one departure of every experiment
+    for experiment in CARD.experiments:
+        assert "max_grad_norm" not in CARD.settings(experiment)
+        clipping = [d for d in CARD.departures(experiment) if d.setting == "max_grad_norm"]
+        assert len(clipping) == 1 and clipping[0].paper.startswith("not stated")
+        assert clipping[0].ours == 1.0
+    assert xnli["max_grad_norm"] == ner["max_grad_norm"] == 1.0
     assert xnli["mixed_language"] is True  # L103, Table 2 bottom
     assert xnli["warmup_ratio"] == ner["warmup_ratio"] == 0.0
 
@@ -64,15 +65,18 @@ def test_departures_are_declared_for_the_experiments_they_apply_to():
     names = {d.setting for d in CARD.departures("adjust_ner")}
     assert {"word aligner", "max_grad_norm", "NER metric", "evals_per_epoch"} <= names
     xnli = {d.setting for d in CARD.departures("adjust_xnli")}
-    assert not {"max_grad_norm", "NER metric", "max_seq_length", "adjust_batch_size"} & xnli
+    assert not {"NER metric", "max_seq_length", "adjust_batch_size"} & xnli
     assert "QA answer normalisation" in {d.setting for d in CARD.departures("adjust_qa")}
-    # the released continual scripts' values and the adjustment's warm-up, for every experiment
+    # the released code's [CLS]/[SEP] links, for every experiment and both presets; its
+    # continual regulariser weight is the released preset's own (a departure there only)
     for experiment in CARD.experiments:
-        found = {d.setting: d for d in CARD.departures(experiment)}
-        released = found["continual weights of the released scripts"].paper
-        assert "--align_wght 0.01 --base_diff_wght 1" in released
-        assert "--include_clssep" in found["[CLS]/[SEP] alignment"].paper
-        assert "adjustment warm-up" in found
+        for preset in ("paper", "released"):
+            found = {d.setting: d for d in CARD.departures(experiment, preset)}
+            assert "--include_clssep" in found["[CLS]/[SEP] alignment"].paper
+        released = {d.setting: d for d in CARD.departures(experiment, "released")}
+        assert released["continual_reg_weight"].ours == 1.0
+        assert "--base_diff_wght 1" in released["continual_reg_weight"].reason
+        assert "continual_reg_weight" not in {d.setting for d in CARD.departures(experiment)}
 
 
 @pytest.mark.skipif(not PAPER_TEXTS.is_dir(), reason="the paper texts are not at ../shared/papers")

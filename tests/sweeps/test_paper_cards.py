@@ -60,7 +60,10 @@ citation: "A. Author 2022, A Paper"
 text: card.txt
 seeds: {value: [7], source: 'L1: "one seed"'}
 settings:
-  learning_rate: {value: 2.0e-5, source: 'L2: "lr 2e-5"'}
+  learning_rate:
+    value: 2.0e-5
+    source: 'L2: "lr 2e-5"'
+    released: {value: 3.0e-5, source: 'a/b@abcdef0 run.sh:3: "LR=3e-5"'}
   precision: {value: fp32, source: 'released code'}
 experiments:
   ear_xnli:
@@ -71,6 +74,8 @@ presets:
     experiments: [ear_xnli]
     settings:
       model: {value: xlm-roberta-base, source: 'L4: "XLM-R"'}
+  released:
+    code: a/b@abcdef0
 departures:
   - setting: precision
     paper: fp32
@@ -104,17 +109,25 @@ def test_a_good_card_gives_trial_settings_points_seeds_and_departures(tmp_path):
         "word aligner",
     ]
     assert card.trial_settings("ear_xnli", "paper-xlmr")["model"] == "xlm-roberta-base"
+    # the released code's value, a departure of its preset only, with both sources
+    assert card.trial_settings("ear_xnli", "released")["learning_rate"] == 3e-5
+    (released, *declared) = card.departures("ear_xnli", "released")
+    assert (released.setting, released.ours) == ("learning_rate", 3e-5)
+    assert released.paper == '2e-05 (L2: "lr 2e-5")'
+    assert released.reason == 'the released code: a/b@abcdef0 run.sh:3: "LR=3e-5"'
+    assert [d.setting for d in declared] == ["precision", "seeds", "word aligner"]
+    assert card.code("released") == "a/b@abcdef0" and card.code("paper") is None
 
 
 BAD_CARDS = {
     "unknown setting": (
-        "  learning_rate: {value",
-        "  learnin_rate: {value",
+        "  learning_rate:\n    value",
+        "  learnin_rate:\n    value",
         ["settings.learnin_rate", "a TrialConfig setting", "learning_rate"],
     ),
     "missing source": (
-        "{value: 2.0e-5, source: 'L2: \"lr 2e-5\"'}",
-        "{value: 2.0e-5}",
+        "    source: 'L2: \"lr 2e-5\"'\n",
+        "",
         ["settings.learning_rate.source", "a non-empty source"],
     ),
     "empty source": (
@@ -154,6 +167,16 @@ BAD_CARDS = {
         ["presets.paper-xlmr.experiments", "adjust_qa"],
     ),
     "unknown key": ("settings:\n  learning", "setings:\n  learning", ["(top level)", "setings"]),
+    "released value without a source": (
+        """released: {value: 3.0e-5, source: 'a/b@abcdef0 run.sh:3: "LR=3e-5"'}""",
+        "released: {value: 3.0e-5}",
+        ["settings.learning_rate.released.source", "a non-empty source"],
+    ),
+    "released code without a commit": (
+        "code: a/b@abcdef0",
+        "code: a/b",
+        ["presets.released.code", "owner/repository@commit"],
+    ),
     "name other than the file's": ("paper: card", "paper: other", ["paper", "the file's name"]),
     "bad seeds": ("[7]", "[7, 7]", ["seeds", "distinct non-negative integers"]),
 }
@@ -197,7 +220,10 @@ def test_every_trial_of_a_ding2022_preset_holds_the_cards_settings(script, prese
     # written, and the released code's random batches.
     assert (trial.synonym_lookup, trial.group_by_length) == ("exact", False)
     copies = {
-        trial.m for p in spec.points if p["method"] != "finetune" for trial in [_trial(spec, p)]
+        trial.objective.m
+        for p in spec.points
+        if p["method"] != "finetune"
+        for trial in [_trial(spec, p)]
     }
     assert copies == {10 if script == "ear_pawsx" else 3}
     assert spec.seeds == [1, 2, 3, 4, 5]
@@ -287,7 +313,7 @@ def test_the_xlmr_rs_da_budget_is_declared_where_it_leaves_huang2021s():
         spec = experiment_spec(module, "paper-xlmr", None)
         budget = [d for d in spec.departures() if d.setting == "RS-DA* training budget"]
         assert len(budget) == 1 and "L1740" in budget[0].paper
-        assert "train_pawsx.sh EPOCH=3" in budget[0].paper
+        assert 'train_pawsx.sh:27 "EPOCH=3"' in budget[0].paper
         rs_da = _trial(spec, next(p for p in spec.points if p["method"] == "rs_da"))
         assert (rs_da.epochs, rs_da.synonym_lookup) == (1.0, "exact")
     mbert = experiment_spec(ear_xnli, "paper", None).departures()

@@ -14,7 +14,7 @@ import pytest
 from conftest import scaled_timeout
 from sweep_helpers import SCRIPT
 
-from sweeps.running import ray_address
+from sweeps.running import gcs_call, ray_address
 from sweeps.running.ray_address import check_ray_address
 from xlt_core.errors import ConfigError
 
@@ -117,3 +117,70 @@ def test_a_sweep_given_a_port_that_is_not_ray_exits_2_in_one_line(http_server, t
 def test_an_address_without_host_and_port_is_refused(address):
     with pytest.raises(ConfigError, match="host:port of a running Ray head"):
         check_ray_address(address)
+
+
+class _Http2Listener:
+    """A loopback listener that answers HTTP/2's preface with a SETTINGS frame, then sends
+    `reply` once the client's next bytes come (nothing when it is empty) and keeps the
+    connection open: a gRPC server that is not Ray's GCS (issue 53, item 5)."""
+
+    def __init__(self, reply: bytes = b""):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.reply = reply
+        self.connections = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.server.getsockname()[1]}"
+
+    def _serve(self):
+        connection, _ = self.server.accept()
+        self.connections.append(connection)
+        connection.recv(len(ray_address.HTTP2_PREFACE))
+        connection.sendall(gcs_call.frame(gcs_call.SETTINGS, 0, 0))
+        if self.reply:
+            connection.recv(4096)  # the call
+            connection.sendall(self.reply)
+
+    def close(self):
+        for connection in self.connections:
+            connection.close()
+        self.server.close()
+
+
+@pytest.mark.parametrize("answers", ["nothing", "an error status"])
+def test_a_grpc_server_that_is_not_rays_gcs_is_refused(monkeypatch, answers):
+    # Before, a listener that sent a SETTINGS frame passed the probe and `ray.init` hung on
+    # it (over 150 s, "Failed to get cluster ID from GCS server").
+    monkeypatch.delenv("RAY_USE_TLS", raising=False)
+    # A short probe: no load makes a silent server answer, so the outcome does not depend on it.
+    monkeypatch.setattr(ray_address, "PROBE_TIMEOUT_S", 0.5)
+    # UNIMPLEMENTED as a gRPC server sends it: HEADERS (`:status 200`) that end the stream.
+    trailers = gcs_call.frame(gcs_call.HEADERS, gcs_call.END_STREAM | gcs_call.END_HEADERS, 1)
+    listener = _Http2Listener(b"" if answers == "nothing" else trailers + b"\x88")
+    address = listener.address
+    try:
+        with pytest.raises(ConfigError) as refused:
+            check_ray_address(address)
+    finally:
+        listener.close()
+    message = str(refused.value)
+    assert message.startswith(
+        f"invalid setting --address='{address}': a Ray cluster: {address} "
+        "answered as a gRPC server but not as a Ray head's GCS within 0.5 s"
+    ), message
+    what = "no answer to a GetClusterId call" if answers == "nothing" else "an error status"
+    assert what in message and "\n" not in message
+
+
+def test_the_gcs_call_is_framed_as_http2_and_hpack_write_it():
+    # RFC 7541, C.1: 10 in a 5-bit prefix is one byte; 1337 is 31, 154, 10.
+    assert gcs_call.hpack_integer(10, 5, 0) == bytes([10])
+    assert gcs_call.hpack_integer(1337, 5, 0) == bytes([31, 154, 10])
+    block = gcs_call.request_headers("h:1", token="t0k")
+    assert block.startswith(bytes([0x83, 0x86, 0x04, len(gcs_call.GET_CLUSTER_ID)]))
+    assert block.endswith(b"\x10\x0dauthorization\x0aBearer t0k")
+    assert gcs_call.frame(gcs_call.DATA, gcs_call.END_STREAM, 1, bytes(5)) == (
+        bytes([0, 0, 5, 0, 1, 0, 0, 0, 1]) + bytes(5)
+    )

@@ -102,11 +102,13 @@ def test_analysis_keeps_the_password_out_of_its_client_uri(clean_env):
 
 
 class _AuthOnly(http.server.BaseHTTPRequestHandler):
-    """GET /health answers 200 with the planted credentials, 401 without."""
+    """A GET answers 200 and MLflow's version (as `GET /version` does) with the planted
+    credentials, 401 without."""
 
     def do_GET(self):
         self.send_response(200 if _authorized(self.headers) else 401)
         self.end_headers()
+        self.wfile.write(b"3.17.2")
 
     def log_message(self, *args):
         pass
@@ -236,3 +238,29 @@ def test_a_planted_password_appears_in_no_file_a_sweep_leaves(tmp_path):
     assert list(temp.glob("**/session_*/logs/*")), "Ray's session logs are not where expected"
     assert _files_holding(PLANTED, workdir, temp, tmp_path / "artifacts") == []
     shutil.rmtree(temp, ignore_errors=True)  # kept for a look when the test fails
+
+
+def test_redact_hides_a_secret_in_a_uris_query():
+    """Issue 53, item 12: `?password=` was echoed in the error line."""
+    text = (
+        f"postgresql://db/x?sslmode=require&password={PLANTED} and "
+        f"http://h:1/?api_key={PLANTED};user=a, s3://b/k?X-Amz-Signature={PLANTED}&x=1 "
+        f"http://h/?token={PLANTED}#top 'http://h/?client_secret={PLANTED}'"
+    )
+    assert redact(text) == (
+        "postgresql://db/x?sslmode=require&password=*** and "
+        "http://h:1/?api_key=***;user=a, s3://b/k?X-Amz-Signature=***&x=1 "
+        "http://h/?token=***#top 'http://h/?client_secret=***'"
+    )
+    assert redact("http://h:1/?page=2&q=pass") == "http://h:1/?page=2&q=pass"
+
+
+def test_a_refused_tracking_uri_is_printed_without_the_password_in_its_query(tmp_path, capsys):
+    from sweeps import ear_xnli
+    from sweeps.cli import EXIT_BAD_INPUT, main
+
+    with _server(_AuthOnly) as port:  # answers 401: refused
+        uri = f"http://127.0.0.1:{port}/?password={PLANTED}"
+        assert main(ear_xnli, ["--preset", "smoke", "--tracking-uri", uri]) == EXIT_BAD_INPUT
+    error = capsys.readouterr().err
+    assert PLANTED not in error and f"127.0.0.1:{port}/?password=***" in error, error

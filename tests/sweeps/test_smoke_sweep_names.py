@@ -17,7 +17,7 @@ def _runs(sweep):
 
 def test_every_tag_of_the_sweeps_runs_is_ours_or_mlflows(ear_xnli_smoke):
     runs = _runs(ear_xnli_smoke)
-    assert len(runs) == 7  # the parent and its 6 trials
+    assert len(runs) == 11  # the parent, its grid's 6 trials and the confirmation's 4
     stray = {
         (run.info.run_name, key)
         for run in runs
@@ -48,9 +48,12 @@ def test_each_trials_name_in_tune_is_its_mlflow_run_name(ear_xnli_smoke):
         run.data.tags[TRIAL_ID_TAG]: run.data.tags[MLFLOW_RUN_NAME]
         for run in child_runs(ear_xnli_smoke.uri)
     }
-    (phase,) = [
-        path for path in (ear_xnli_smoke.workdir / "ray_results").iterdir() if path.is_dir()
-    ]
-    tune_names = {trial.trial_id: str(trial) for trial in ExperimentAnalysis(str(phase)).trials}
-    assert len(tune_names) == 6
+    phases = [path for path in (ear_xnli_smoke.workdir / "ray_results").iterdir() if path.is_dir()]
+    assert sorted(path.name.rsplit("-", 1)[1] for path in phases) == ["confirm", "grid"]
+    tune_names = {
+        trial.trial_id: str(trial)
+        for phase in phases
+        for trial in ExperimentAnalysis(str(phase)).trials
+    }
+    assert len(tune_names) == 10  # the grid's 6 trials and the confirmation's 4
     assert tune_names == run_names

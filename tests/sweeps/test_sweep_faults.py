@@ -64,8 +64,9 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
     spec = smoke_spec("ear_xnli", overrides)
     spec.points = [
         *spec.points,
-        {"method": "finetune", "learning_rate": 1e30},
-    ]  # diverges at step 2
+        # A second EAR configuration that diverges at step 2 (a sweep has one baseline).
+        {"method": "ear", "alpha": 1.0, "beta": 0.1, "layer": 2, "learning_rate": 1e30},
+    ]
     check_sweep(spec)
 
     import ray

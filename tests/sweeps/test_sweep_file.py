@@ -160,3 +160,55 @@ def test_the_values_a_file_writes_are_the_values_it_accepts():
     loaded = load_sweep(sweep_text(spec), "f.yaml", ear_xnli)
     assert (loaded.seeds, loaded.seed_rounds) == (spec.seeds, spec.seed_rounds)
     assert (loaded.top_k, loaded.cpus_per_trial) == (2, 1.5)
+
+
+# Issue 53: files that passed the checks and failed later (or in a traceback): (the file's
+# text, the new text, what the one line must hold).
+REFUSED_FILES = {
+    # item 1: no baseline; it trained, then every report and --resume ended in a traceback
+    "no baseline point": (
+        "- method: finetune\n",
+        "",
+        ["points=", "- method: finetune", "the report compares every configuration with"],
+    ),
+    # item 7: a KeyError traceback
+    "an unknown method": (
+        "- method: ear\n  alpha: 1.0",
+        "- method: nosuch\n  alpha: 1.0",
+        ["points[1].method='nosuch'", "one of finetune, ear", "XLT_PLUGINS"],
+    ),
+    # item 9: read as 1 epoch, while --set epochs=true is refused
+    "a boolean epochs": ("  epochs: 3.0\n", "  epochs: true\n", ["base.epochs=True: a number"]),
+    # item 9: YAML keeps the last of a repeated key
+    "a repeated key": (
+        "  epochs: 3.0\n",
+        "  epochs: 3.0\n  epochs: 1.0\n",
+        [":10: epochs='repeated'", "each key once in a mapping (first on line 9)"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED_FILES))
+def test_a_file_the_checks_passed_before_is_refused_in_one_line(case, tmp_path, capsys):
+    old, new, words = REFUSED_FILES[case]
+    text = sweep_text(experiment_spec(ear_xnli, "smoke", None))
+    assert old in text, case
+    path = tmp_path / "bad.yaml"
+    path.write_text(text.replace(old, new, 1))
+    capsys.readouterr()
+    assert main(ear_xnli, ["--config", str(path), "--dry-run"]) == EXIT_BAD_INPUT
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert captured.err.startswith(f"error: invalid setting {path}"), captured.err
+    assert all(word in captured.err for word in words), captured.err
+
+
+def test_a_boolean_for_a_number_is_refused_as_set_refuses_it():
+    spec = experiment_spec(ear_xnli, "smoke", None)
+    with pytest.raises(ConfigError) as by_set:
+        apply_overrides(spec, {"epochs": "true"})
+    text = sweep_text(experiment_spec(ear_xnli, "smoke", None))
+    with pytest.raises(ConfigError) as by_file:
+        load_sweep(text.replace("  epochs: 3.0\n", "  epochs: true\n"), "f.yaml", ear_xnli)
+    assert (by_file.value.field, by_file.value.allowed) == ("f.yaml: base.epochs", "a number")
+    assert by_set.value.allowed == "a number"

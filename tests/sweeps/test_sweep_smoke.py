@@ -8,7 +8,7 @@ from mlflow.tracking import MlflowClient
 
 from sweeps import ear_xnli
 from sweeps.cli import main
-from xlt_schema import CONFIG_KEY_TAG
+from xlt_schema import CONFIG_KEY_TAG, CONFIRM_PHASE, PHASE_TAG
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +26,17 @@ def test_sweep_tracks_parent_and_paired_child_runs(sweep):
     runs = client.search_runs([experiment.experiment_id], max_results=100)
     parents = [r for r in runs if r.data.tags.get("xlt.role") == "parent"]
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId")]
+    confirming = [c for c in children if c.data.tags[PHASE_TAG] == CONFIRM_PHASE]
+    children = [c for c in children if c not in confirming]
     assert len(parents) == 1
     assert len(children) == 6
+    # The selected EAR configuration and the baseline again, on fresh seeds 2 and 3.
+    assert sorted((c.data.params["method"], c.data.params["seed"]) for c in confirming) == [
+        ("ear", "2"),
+        ("ear", "3"),
+        ("finetune", "2"),
+        ("finetune", "3"),
+    ]
     assert all(c.data.tags["mlflow.parentRunId"] == parents[0].info.run_id for c in children)
     assert all(c.info.status == "FINISHED" for c in children)
     for child in children:
@@ -64,7 +73,7 @@ def test_trials_keep_tunes_result_files_and_no_tensorboard_files(sweep):
     tensorboardX and torch into the driver, is left out."""
     workdir, _, _ = sweep
     trial_dirs = [path for path in (workdir / "ray_results").glob("*/*") if path.is_dir()]
-    assert len(trial_dirs) == 6
+    assert len(trial_dirs) == 10  # the grid's 6, the confirmation's 4
     for trial_dir in trial_dirs:
         assert (trial_dir / "progress.csv").stat().st_size > 0
         assert (trial_dir / "result.json").stat().st_size > 0

@@ -121,7 +121,7 @@ def test_a_trial_config_takes_the_point_then_extra_values_then_the_seed():
     spec = experiment_spec(ear_xnli, "smoke", None)
     point = next(p for p in spec.points if p["method"] == "ear")
     config = spec.trial_config(point, seed=5, alpha=0.5)
-    assert (config.method, config.alpha, config.seed) == ("ear", 0.5, 5)
+    assert (config.method, config.objective.alpha, config.seed) == ("ear", 0.5, 5)
     assert config.epochs == spec.base["epochs"]
 
 

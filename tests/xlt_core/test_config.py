@@ -86,7 +86,8 @@ def test_strings_from_the_command_line_are_typed():
             "max_train_examples": "none",
         }
     )
-    assert (config.alpha, config.layer, config.target_langs, config.max_train_examples) == (
+    ear = config.objective
+    assert (ear.alpha, ear.layer, config.target_langs, config.max_train_examples) == (
         0.1,
         6,
         ("es", "de"),

@@ -4,13 +4,17 @@ checks them, a second declaration that disagrees is refused, and a late one work
 built-in objectives' configurations keep the keys they had."""
 
 import dataclasses
+import re
+import sys
 
 import pytest
 
+from sweeps import ear_xnli
+from sweeps.experiment import experiment_spec
 from xlt_core import config, registry
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
-from xlt_core.objective_settings import setting, settings_of
+from xlt_core.objective_settings import NoSettings, setting, settings_of
 from xlt_core.objectives.declarations import Copies, EarSettings
 from xlt_core.registry import DeclarationError, ObjectiveDeclaration
 
@@ -89,17 +93,69 @@ def test_the_built_in_configurations_keep_their_keys_and_dicts():
     assert listed[at + 12] == "parallel_data"
 
 
-def test_a_setting_is_read_as_an_attribute_and_carried_by_replace():
+def test_a_setting_is_read_on_the_objectives_settings_and_carried_by_replace():
     ear = TrialConfig(method="ear", alpha=0.5)
-    assert (ear.alpha, ear.beta) == (0.5, 0.1)
+    assert ear.objective == EarSettings(alpha=0.5)
+    assert (ear.objective.alpha, ear.objective.beta) == (0.5, 0.1)
     moved = dataclasses.replace(ear, save_model_dir="out", layer=2)
-    assert (moved.alpha, moved.layer, moved.save_model_dir) == (0.5, 2, "out")
+    assert (moved.objective.alpha, moved.objective.layer, moved.save_model_dir) == (0.5, 2, "out")
     assert TrialConfig(alpha=1.0) == TrialConfig()  # a default given is no change
     assert TrialConfig.from_dict(ear.to_dict()) == ear
     with pytest.raises(TypeError, match="no setting 'gamma'"):
         TrialConfig(gamma=1.0)
+    # No objective's setting is an attribute of the config, and fine-tuning has none.
+    for name in ("alpha", "gamma"):
+        with pytest.raises(AttributeError):
+            getattr(ear, name)
+    assert TrialConfig().objective == NoSettings()
     with pytest.raises(AttributeError):
-        TrialConfig().gamma
+        TrialConfig().objective.alpha
+    # By name (as `to_dict` and a sweep's points name it): any declared setting.
+    assert (ear.setting_value("alpha"), TrialConfig().setting_value("epsilon")) == (0.5, 0.01)
+    with pytest.raises(AttributeError, match="no setting 'gamma'"):
+        ear.setting_value("gamma")
+
+
+def _declare_a_built_in_setting(monkeypatch, default: float) -> None:
+    """As if EAR's declaration (xlt_core/objectives/declarations.py) declared one more
+    setting, gamma: the built-in declarations imported afresh, with a settings class that
+    adds it to EAR's; the registry as it was after the test."""
+    registry.objective_names()
+    for name, empty in [("_objectives", {}), ("_declared_settings", {}), ("_loaded", False)]:
+        monkeypatch.setattr(registry, name, empty)
+    monkeypatch.delitem(sys.modules, "xlt_core.objectives.declarations")
+    register = registry.register_objective
+
+    def with_gamma(declaration):
+        if declaration.name == "ear":
+            gamma = ("gamma", float, setting(default, at_least=0.0))
+            settings = dataclasses.make_dataclass(
+                "EarGammaSettings", [gamma], bases=(declaration.settings,), frozen=True
+            )
+            declaration = dataclasses.replace(declaration, settings=settings)
+        return register(declaration)
+
+    monkeypatch.setattr(registry, "register_objective", with_gamma)
+    registry.objective_names()
+
+
+def _ear_smoke_key() -> str:
+    spec = experiment_spec(ear_xnli, "smoke", None)
+    return next(each for each in spec.configs() if each.method == "ear").config_key()
+
+
+def test_declaring_a_built_in_setting_leaves_every_key_as_it_was(monkeypatch):
+    ear_smoke = _ear_smoke_key()
+    _declare_a_built_in_setting(monkeypatch, default=0.5)
+    assert "gamma" in registry.objective("ear").hyperparameters  # a built-in's setting now
+    assert TrialConfig(method="ear").objective.gamma == 0.5
+    assert TrialConfig().config_key() == KEYS_BEFORE[()]
+    assert TrialConfig(method="ear").config_key() == KEYS_BEFORE[(("method", "ear"),)]
+    assert _ear_smoke_key() == ear_smoke
+    # Listed by EAR's trials only; set away from its default, it is another configuration.
+    assert "gamma" not in TrialConfig().to_dict()
+    assert TrialConfig(method="ear").to_dict()["gamma"] == 0.5
+    assert TrialConfig(method="ear", gamma=0.7).config_key() != KEYS_BEFORE[(("method", "ear"),)]
 
 
 @pytest.mark.parametrize(
@@ -121,7 +177,7 @@ def test_a_bad_value_is_refused_naming_the_setting_and_its_bounds(name, value, m
 
 def test_a_late_objective_and_its_settings_work(widths):
     trial = TrialConfig.from_dict({"method": "widths", "width": "8", "m": "2"})
-    assert (trial.width, trial.m, trial.flavour) == (8, 2, "plain")
+    assert trial.objective == WidthSettings(m=2, width=8)
     assert trial.hyperparameters() == {
         "method": "widths",
         "adaptation": "none",
@@ -169,11 +225,18 @@ def test_a_second_declaration_that_disagrees_is_refused(scratch_registry):
         ("width: int = setting(0, at_least=1)", "width: its default 0 is not a value >= 1"),
         ("width: list = setting(None)", "width: a type of int, float, str, bool, got list"),
         ("width: int = setting(1, search=('grid', 1))", "width: search ('float', low"),
+        # Issue 53, item 8: accepted before; the step 0 made `--set method=` divide by zero.
+        ("width: float = setting(float('nan'))", "width: its default nan is not a finite number"),
+        (
+            "width: float = setting(1.0, search=('float', 0.1, 2.0, 0.0))",
+            "width: search ('float', low, high, step) with low <= high and step > 0",
+        ),
+        ("width: int = setting(1, search=('choice', ()))", "width: search ('float', low"),
     ],
 )
 def test_a_wrong_setting_declaration_is_refused_naming_it(scratch_registry, field, message):
     namespace = {"setting": setting}
     exec(f"class Wrong:\n    {field}", namespace)
     wrong = dataclasses.dataclass(frozen=True)(namespace["Wrong"])
-    with pytest.raises(DeclarationError, match="field settings: " + message.replace("(", r"\(")):
+    with pytest.raises(DeclarationError, match="field settings: " + re.escape(message)):
         registry.register_objective(dataclasses.replace(PLAIN, settings=wrong))

@@ -18,7 +18,7 @@ from xlt_core.data.examples import PairExample
 from xlt_core.errors import ConfigError
 from xlt_core.objective_settings import setting
 from xlt_core.objectives import OBJECTIVES, build_objective
-from xlt_core.objectives.declarations import Ball, NoiseTarget
+from xlt_core.objectives.declarations import Ball, EarSettings, NoiseTarget
 from xlt_core.registry import (
     ALL,
     DeclarationError,
@@ -211,11 +211,14 @@ def test_an_objective_that_needs_synonyms_refuses_to_train_without(method, table
 
 
 def test_an_objective_class_with_a_table_must_be_declared_as_using_synonyms(scratch_registry):
-    # The issue's case: EAR's class under a declaration that leaves uses_synonyms off would
-    # train on copies equal to their originals (no table is loaded for it).
+    # The issue's case: EAR's class (and settings) under a declaration that leaves
+    # uses_synonyms off would train on copies equal to their originals (no table is loaded).
     registry.register_objective(
         dataclasses.replace(
-            PLAIN_OBJECTIVE, name="ear_undeclared", implementation="xlt_core.objectives.ear:EAR"
+            PLAIN_OBJECTIVE,
+            name="ear_undeclared",
+            implementation="xlt_core.objectives.ear:EAR",
+            settings=EarSettings,
         )
     )
     objective = build_objective(TrialConfig(method="ear_undeclared"), 0, {"dog": ["hound"]})
@@ -264,3 +267,41 @@ def test_all_means_every_objective():
     assert registry.supported_objectives(dataclasses.replace(PAIR_TASK, objectives=ALL)) == (
         registry.objective_names()
     )
+
+
+# Issue 53, item 8: plugin modules whose import went wrong in ways the registry did not name.
+BAD_PLUGINS = {
+    # a setting named like a trial setting: an uncaught DeclarationError, as config.py bound
+    # the trial settings after the plugin had registered
+    "core_name": (
+        "from dataclasses import dataclass\n"
+        "from xlt_core.objective_settings import setting\n"
+        "from xlt_core.registry import ObjectiveDeclaration, register_objective\n"
+        "@dataclass(frozen=True)\n"
+        "class Clash:\n"
+        "    epochs: float = setting(1.0, at_least=0.0)\n"
+        "register_objective(ObjectiveDeclaration(name='clash', implementation='m:C', "
+        "step_cost=1.0, settings=Clash))\n",
+        "importing core_name raised DeclarationError: objective declaration 'clash', field "
+        "settings: epochs is a TrialConfig setting: an objective's needs a name of its own",
+    ),
+    # SystemExit(0) at import: the sweep exited 0 with nothing run
+    "exits": ("raise SystemExit(0)\n", "importing exits raised SystemExit: 0"),
+}
+
+
+@pytest.mark.parametrize("plugin", sorted(BAD_PLUGINS))
+def test_a_plugin_that_fails_its_import_ends_the_sweep_in_one_line_naming_it(plugin, tmp_path):
+    source, named = BAD_PLUGINS[plugin]
+    (tmp_path / f"{plugin}.py").write_text(source)
+    completed = subprocess.run(
+        [sys.executable, str(REPO / "sweeps" / "ear_xnli.py"), "--preset", "smoke", "--dry-run"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO}", "XLT_PLUGINS": plugin},
+        capture_output=True,
+        text=True,
+        timeout=scaled_timeout(120),
+    )
+    assert completed.returncode == 2 and completed.stdout == "", completed.stderr
+    assert completed.stderr.startswith(f"error: invalid setting XLT_PLUGINS='{plugin}'")
+    assert named in completed.stderr and completed.stderr.count("\n") == 1, completed.stderr

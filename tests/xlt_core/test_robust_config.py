@@ -50,7 +50,8 @@ def test_command_line_strings_are_typed():
             "mixed_language": "False",
         }
     )
-    assert (config.epsilon, config.adv_steps, config.generalized_pairs, config.mixed_language) == (
+    adv = config.objective
+    assert (adv.epsilon, adv.adv_steps, config.generalized_pairs, config.mixed_language) == (
         0.1,
         3,
         True,

@@ -56,7 +56,10 @@ def load_synonyms(config: TrialConfig) -> dict[str, list[str]] | None:
     path = config.synonym_path()
     # The synthetic table in the training language: a translated training set's words.
     table = synthetic_synonyms(config.source_lang) if path is None else load_synonym_table(path)
-    return with_lookup(scaled_table(table, config.dictionary_scale), config.synonym_lookup)
+    # By name: a study setting (config.STUDY_SETTINGS) of every objective that uses synonyms,
+    # the whole table (its default) where one declares no fraction.
+    scale = config.setting_value("dictionary_scale")
+    return with_lookup(scaled_table(table, scale), config.synonym_lookup)
 
 
 def check_data(config: TrialConfig) -> None:

@@ -42,8 +42,12 @@ class Adversarial:
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "Adversarial":
+        settings = config.objective
         return cls(
-            config.epsilon, config.adv_steps, config.adv_step_scale, config.perturbation_site
+            settings.epsilon,
+            settings.adv_steps,
+            settings.adv_step_scale,
+            settings.perturbation_site,
         )
 
     def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:

@@ -119,7 +119,8 @@ class EAR:
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "EAR":
-        return cls(config.alpha, config.beta, config.layer, config.m, synonyms, pad_id)
+        settings = config.objective
+        return cls(settings.alpha, settings.beta, settings.layer, settings.m, synonyms, pad_id)
 
     def training_set(self, examples, encode: Encoder, seed: int) -> AugmentedPairTrainingSet:
         rng = random.Random(seed)
@@ -170,14 +171,15 @@ class EARNoiseTarget(EAR):
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "EARNoiseTarget":
+        settings = config.objective
         return cls(
             0.0,
-            config.beta,
-            config.layer,
-            config.m,
+            settings.beta,
+            settings.layer,
+            settings.m,
             synonyms,
             pad_id,
-            noise_sigma=config.noise_sigma,
+            noise_sigma=settings.noise_sigma,
             seed=config.seed,
         )
 

@@ -50,7 +50,8 @@ class RandomPerturbation:
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "RandomPerturbation":
-        return cls(config.epsilon, config.seed, config.perturbation_site)
+        settings = config.objective
+        return cls(settings.epsilon, config.seed, settings.perturbation_site)
 
     def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:
         return encode(examples)
@@ -85,7 +86,8 @@ class SynonymAugmentation:
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "SynonymAugmentation":
-        return cls(config.m, config.rs_da_variant == "keep_originals", synonyms)
+        settings = config.objective
+        return cls(settings.m, settings.rs_da_variant == "keep_originals", synonyms)
 
     def training_set(self, examples, encode: Encoder, seed: int) -> TrainingSet:
         return encode(self.training_examples(examples, seed))
@@ -101,7 +103,7 @@ class SyntacticAugmentation:
 
     @classmethod
     def from_config(cls, config, pad_id: int, synonyms) -> "SyntacticAugmentation":
-        return cls(config.m, config.swap_probability)
+        return cls(config.objective.m, config.objective.swap_probability)
 
     def training_examples(self, examples, seed: int) -> list:
         """Each example's m perturbed copies in order (the originals are not trained on)."""

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from xlt_core import registry
-from xlt_schema import example_scores_key, metric_key
+from xlt_schema import PARALLEL_ITEMS_FIELD, example_scores_key, metric_key
 
 if TYPE_CHECKING:
     import torch
@@ -107,6 +107,18 @@ class DeclaredTask:
 def limit(items: Sequence[Any], count: int | None) -> list[Any]:
     """The first `count` items (all when count is None)."""
     return list(items[:count]) if count else list(items)
+
+
+def with_parallel_items(config: TrialConfig, scores: dict[str, dict]) -> dict[str, dict]:
+    """Each per-example artifact with PARALLEL_ITEMS_FIELD: whether its split is one of the
+    task's parallel sets for the trial's data source (translations of one item set, aligned by
+    position: analysis tests their mean over the languages on items)."""
+    parallel = registry.task(config.task).parallel_sets_for(config.data_source)
+    # A key is `<split>-<lang>` (example_scores_key), for a payload that does not name its split.
+    return {
+        key: {**payload, PARALLEL_ITEMS_FIELD: payload.get("split", key.split("-")[0]) in parallel}
+        for key, payload in scores.items()
+    }
 
 
 def data_location(config: TrialConfig, subdir: str) -> str:

@@ -31,6 +31,9 @@ register_task(
         lister="xlt_core.data.xnli:available_xnli_languages",
         translated_training=True,
         translations_keep_labels=True,
+        # Dev and test are human translations of one item set, line i the same pair in
+        # every language (the synthetic set's pseudo-languages too).
+        parallel_sets=("dev", "test"),
     )
 )
 # PAWS-X (Yang et al. 2019): paraphrase identification on sentence pairs; translated
@@ -50,6 +53,8 @@ register_task(
         loader="xlt_core.data.pawsx:load_pawsx",
         lister="xlt_core.data.pawsx:available_pawsx_languages",
         translated_training=True,
+        # Dev and test: example i is the same pair, human-translated, in every language.
+        parallel_sets=("dev", "test"),
     )
 )
 # WikiANN NER (Pan et al. 2017) as token classification (tasks/ner.py).
@@ -65,6 +70,9 @@ register_task(
         data=TaskData(20_000, 10_000, 10_000, 8.02),
         objectives=_ANY_HEAD_OBJECTIVES,
         labels=NER_LABELS,
+        # WikiANN's sentences are each language's own Wikipedia text: independent sets. The
+        # synthetic set translates one set of sentences word by word (synthetic_ner.py).
+        synthetic_parallel_sets=("dev", "test"),
     )
 )
 # Extractive QA: SQuAD v1.1 into XQuAD, MLQA and TyDiQA-GoldP (tasks/qa.py).
@@ -80,6 +88,12 @@ register_task(
         # xquad.en.json.
         data=TaskData(87_599, 10_570, 1_190, 137.43),
         objectives=_ANY_HEAD_OBJECTIVES,
+        # XQuAD translates 1,190 SQuAD questions in the same order into every language.
+        # TyDiQA's questions are written per language; MLQA's are parallel across 4
+        # languages on average, but each language's file holds its own subset in its own
+        # order, so no position pairs them. The synthetic MLQA is XQuAD-like (synthetic_qa.py).
+        parallel_sets=("xquad",),
+        synthetic_parallel_sets=("xquad", "mlqa"),
     )
 )
 # Tatoeba sentence retrieval with an encoder fine-tuned on QA (tasks/xsr.py): the dev
@@ -96,5 +110,8 @@ register_task(
         # both sides, twice tatoeba/tatoeba.fra-eng.eng's mean of 6.89.
         data=TaskData(87_599, 10_570, 1_000, 13.78, source_tested=False, train_words=137.43),
         objectives=("finetune",),
+        # Tatoeba's pairs are each language's own sentences: independent. The synthetic set
+        # renders one set of sentences in every pseudo-language, line for line.
+        synthetic_parallel_sets=("dev", "test"),
     )
 )

@@ -5,7 +5,9 @@ Fine-tune on English (SQuAD, the English TyDiQA-GoldP train file, or the synthet
 select on English dev F1, evaluate on every evaluation set that has the trial's languages: metrics
 `<set>/<lang>/f1` and `<set>/<lang>/exact_match` (set = xquad, mlqa, tydiqa; the split
 position holds the set, so analysis makes one table per set; scored as XTREME does: MLQA with
-MLQA's per-language normalisation, the others with SQuAD v1.1's), and on XQuAD and MLQA the
+MLQA's per-language normalisation, the others with SQuAD v1.1's; `<set>/<lang>/f1_squad` is
+F1 under SQuAD v1.1's normalisation on every set, on MLQA what efimov2023's released
+evaluation reports), and on XQuAD and MLQA the
 cross-lingual directions `<set>/<q>-<c>/...` (questions in language q asked of contexts in
 c; `<target>-en` and `en-<target>`; efimov2023 Table 4). MLQA is its `mlqa_split`. Windows of
 max_seq_length tokens overlap by max_seq_length // 3 (XTREME: 384 and 128). Objectives:
@@ -26,7 +28,7 @@ from xlt_core.data.squad import (
 )
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.tasks.base import DeclaredTask, SetEvaluator, limit
-from xlt_core.tasks.qa_scoring import normalizer_for, score_answers
+from xlt_core.tasks.qa_scoring import SQUAD_F1, normalizer_for, score_answers, with_squad_f1
 
 
 def qa_eval_plan(config: TrialConfig) -> dict[str, list[str]]:
@@ -140,10 +142,11 @@ def set_evaluator(config: TrialConfig, model, tokenizer, device, sets: dict) -> 
             device,
             config.eval_token_budget(),
         )
-        return score_answers(answers, sets[key], normalizer_for(*key))
+        scored = score_answers(answers, sets[key], normalizer_for(*key))
+        return with_squad_f1(scored, sets[key], key[0])
 
     dev = ("dev", config.source_lang)
-    return SetEvaluator(score, list(sets), dev, "f1", extra_metrics=("exact_match",))
+    return SetEvaluator(score, list(sets), dev, "f1", extra_metrics=("exact_match", SQUAD_F1))
 
 
 def _stride(config: TrialConfig) -> int:
