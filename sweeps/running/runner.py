@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import hashlib
 import json
 import logging
@@ -541,6 +542,11 @@ def _ray_session(address: str | None, signals: StopSignals, pool: ThreadPoolExec
             shutdown_ray()
         raise
     if started:
+        # Ray objects left in reference cycles (Tune's actor handles) are freed now, before
+        # the shutdown starts: freed later by the report's garbage collection, in the main
+        # thread while Ray stops in `pool`'s, an actor handle's `__del__` reaches the core
+        # worker as it goes, and Ray ends the process with exit 1 (CI, 2026-12-06).
+        gc.collect()
         pool.submit(shutdown_ray)
 
 
