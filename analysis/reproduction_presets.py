@@ -21,7 +21,7 @@ from analysis.tables import markdown_table
 # A published row on one of our splits and metrics: one table of the section.
 TABLE_KEYS = [*ROW_KEYS, "split", "metric"]
 # The presets that reproduce a paper, whose sweeps of one experiment the report sets side by
-# side (sweeps/paper_cards.py: the paper text, and the authors' released scripts).
+# side (sweeps/spec/paper_cards.py: the paper text, and the authors' released scripts).
 COMPARED_PRESETS = ("paper", "released")
 PRESET_COLUMNS = [
     *TABLE_KEYS,

@@ -1,6 +1,6 @@
 """Contention case: one trial on a machine shared with other CPU-bound work.
 
-The smoke sweep's trial (`sweeps.experiment.SMOKE_TRAINING`: the tiny model on synthetic
+The smoke sweep's trial (`sweeps.spec.experiment.SMOKE_TRAINING`: the tiny model on synthetic
 XNLI, one epoch here) runs as `python -m xlt_core` three times after an untimed run that
 fills the caches (tokenizer, encodings): quiet, with torch's default threads; then beside
 BUSY_PROCESSES pure-Python busy loops (started by the case, killed in a `finally`), once
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from benchmarks.common import REPO, Result, Settings, cpu_count, measured
-from sweeps.experiment import SMOKE_TRAINING
+from sweeps.spec.experiment import SMOKE_TRAINING
 from xlt_core.cpus import THREADS_VARIABLE
 
 BUSY_PROCESSES = 2

@@ -122,8 +122,8 @@ def searcher_cpu(trials: int) -> float:
 
     from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
-    from sweeps.experiment import experiment_spec
     from sweeps.running import search
+    from sweeps.spec.experiment import experiment_spec
     from xlt_core.config import parse_assignments
 
     overrides = parse_assignments([f"search_trials={trials}"])

@@ -1,5 +1,5 @@
 """K trials sharing one GPU, as a sweep with `--trials-per-gpu K` schedules them: Ray actors,
-each asking for the resources `sweeps.running.resources.trial_resources` gives a trial (1/K of a GPU
+each asking for the resources `sweeps.planning.trial_resources.trial_resources` gives a trial (1/K of a GPU
 and a K-th of the CPUs per GPU), each training an EAR model of mBERT-base's dimensions on
 the trials' batches (`xlt_core.train`'s step, length-grouped epochs, bf16 autocast on CUDA).
 
@@ -95,7 +95,7 @@ def _share(settings: Settings, trials: int) -> dict:
     """`trials` actors with a trial's resources, trained together for one window."""
     import ray
 
-    from sweeps.running.resources import trial_resources
+    from sweeps.planning.trial_resources import trial_resources
 
     resources = trial_resources(None, trials, ray.cluster_resources())
     actor = ray.remote(SharingTrial).options(num_cpus=resources["cpu"], num_gpus=resources["gpu"])

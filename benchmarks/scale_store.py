@@ -1,6 +1,6 @@
 """Tracking stores of paper-sized sweeps for the `scale` case, written as a real sweep writes
 them: a SQLite MLflow store with local artifacts, the parent run of the sweep script's paper
-preset (`sweeps.experiment.experiment_spec`, `sweeps.records.tracking.start_parent_run`, its paper
+preset (`sweeps.spec.experiment.experiment_spec`, `sweeps.records.tracking.start_parent_run`, its paper
 card's departures), one child run per trial tagged by `sweeps.running.trainable.trial_tags`, its
 curve points, final metrics and per-example artifacts written and logged by
 `sweeps.records.tracking.write_trial_results` / `log_trial_results`, the payloads made by the
@@ -45,7 +45,7 @@ def sweep_spec(plan: StorePlan):
     """The preset's SweepSpec with its points extended (or cut) to the plan's trials."""
     import importlib
 
-    from sweeps.experiment import experiment_spec
+    from sweeps.spec.experiment import experiment_spec
 
     spec = experiment_spec(importlib.import_module(f"sweeps.{plan.script}"), "paper", None)
     spec.seeds = spec.seeds[: plan.seeds or len(spec.seeds)]

@@ -150,7 +150,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     from sweeps.ear_xnli import trial_settings
-    from sweeps.planning.spaces import BASELINE
+    from sweeps.spec.spaces import BASELINE
     from xlt_core.config import TrialConfig, parse_assignments
     from xlt_core.errors import ConfigError
 

@@ -16,9 +16,9 @@ the card's `released` values (random batches, the continual regulariser at weigh
 
 import sys
 
-from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import efimov2023
+from sweeps.spec import experiment as shared
 
 PAPER = efimov2023.PAPER
 # The three encoders (sweeps/families/efimov2023.py): original, adjusted, adjusted + continual.

@@ -1,7 +1,7 @@
 """The command line every sweep script shares: preset, data, tracking, cluster, overrides.
 
 A sweep script ends with `sys.exit(main(sys.modules[__name__]))`: `main` takes the script's
-module, builds its `SweepSpec` with `sweeps.experiment.experiment_spec` and does the rest.
+module, builds its `SweepSpec` with `sweeps.spec.experiment.experiment_spec` and does the rest.
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ import traceback
 import types
 from pathlib import Path
 
-from sweeps.experiment import PRESET_NAMES, SWEEP_SETTINGS, SweepSpec, experiment_spec
-from sweeps.planning import spaces
 from sweeps.planning.method_override import replace_method
-from sweeps.planning.sweep_file import logged_sweep, read_sweep_file, sweep_text
+from sweeps.planning.sweep_file import load_sweep, read_sweep_file, sweep_text
 from sweeps.planning.sweep_settings_help import sweep_settings_epilog
 from sweeps.planning.sweep_values import (
     POSITIVE,
@@ -31,6 +29,8 @@ from sweeps.planning.sweep_values import (
 from sweeps.safety.dead_baseline import NoReport
 from sweeps.safety.interruption import StopSignals, SweepInterrupted, signal_behind
 from sweeps.safety.storage_checks import StorageFull
+from sweeps.spec import spaces
+from sweeps.spec.experiment import PRESET_NAMES, SWEEP_SETTINGS, SweepSpec, experiment_spec
 from xlt_core.config import (
     HYPERPARAMETER_NAMES,
     coerce_setting,
@@ -293,7 +293,8 @@ def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
                 "report)",
             )
         if args.dry_run:
-            from sweeps.planning.plan import power_lines, print_plan
+            from sweeps.planning.plan import print_plan
+            from sweeps.records.pilot_power import power_lines
 
             power = power_lines(spec, args.tracking_uri, args.pilot, args.target_difference)
             code = print_plan(spec, args.trials_per_gpu)
@@ -321,9 +322,12 @@ def _sweep(script: types.ModuleType, args: argparse.Namespace) -> SweepSpec:
         if args.config:
             spec = read_sweep_file(args.config, script)
         else:
+            from sweeps.records.logged_sweep import logged_sweep_text
             from sweeps.records.tracking import resolve_tracking_uri
 
-            spec = logged_sweep(resolve_tracking_uri(args.tracking_uri), args.from_run, script)
+            uri = resolve_tracking_uri(args.tracking_uri)
+            text = logged_sweep_text(uri, args.from_run)
+            spec = load_sweep(text, f"--from-run {args.from_run}", script)
         spec.strategy = args.strategy or spec.strategy
         return spec
     if args.data_dir and not Path(args.data_dir).is_dir():

@@ -11,10 +11,10 @@ setting: the card's `released` values, each departure from the paper printed by 
 
 import sys
 
-from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec import experiment as shared
+from sweeps.spec.spaces import BASELINE
 
 FULL = {"method": "ear", **ding2022.PAPER_SETTING}
 # Table 3's rows: EPT+APT, -EPT, -APT, -EPT -APT. The robust target (CE on x^a) stays.

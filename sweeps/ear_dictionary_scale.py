@@ -12,10 +12,10 @@ setting: the card's `released` values, each departure from the paper printed by 
 
 import sys
 
-from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec import experiment as shared
+from sweeps.spec.spaces import BASELINE
 
 SCALES = (1.0, 0.75, 0.5, 0.25)
 SCALED = [

@@ -13,10 +13,10 @@ setting: the card's `released` values, each departure from the paper printed by 
 
 import sys
 
-from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec import experiment as shared
+from sweeps.spec.spaces import BASELINE
 
 PAPER = ding2022.PAPER
 # The XNLI grids, with the card's m (10 copies per example on PAWS-X).

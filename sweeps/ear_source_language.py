@@ -23,10 +23,10 @@ Where the paper is silent or we cannot follow it:
 
 import sys
 
-from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec import experiment as shared
+from sweeps.spec.spaces import BASELINE
 
 SOURCE_LANGUAGES = ("en", "de", "ru")
 EAR_BY_SOURCE = [

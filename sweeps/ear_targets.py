@@ -14,10 +14,10 @@ default 0.01. SRPT reads layer 6, mBERT's "middle layer".
 
 import sys
 
-from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec import experiment as shared
+from sweeps.spec.spaces import BASELINE
 
 NOISE_SIGMAS = (0.001, 0.01, 0.1)
 EPT_APT = {"method": "ear", **ding2022.PAPER_SETTING}

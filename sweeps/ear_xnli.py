@@ -13,10 +13,10 @@ released: the authors' released scripts (KB-Ding/EAR@b508ce7), setting for setti
 
 import sys
 
-from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import ding2022, smoke_tasks
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec import experiment as shared
+from sweeps.spec.spaces import BASELINE
 
 # The paper card the paper presets are built from (seeds, m, training settings, departures).
 PAPER = ding2022.PAPER

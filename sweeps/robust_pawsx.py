@@ -11,10 +11,10 @@ the baseline and RS-DA on their budget, the card's `released` values.
 
 import sys
 
-from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import huang2021, smoke_tasks
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec import experiment as shared
+from sweeps.spec.spaces import BASELINE
 
 PAPER = huang2021.PAPER
 EXPERIMENT = "robust_pawsx"

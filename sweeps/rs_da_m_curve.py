@@ -13,10 +13,10 @@ declared departure of `sweeps/papers/huang2021.yaml`, which the preset is built 
 
 import sys
 
-from sweeps import experiment as shared
 from sweeps.cli import main
 from sweeps.families import huang2021, smoke_tasks
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec import experiment as shared
+from sweeps.spec.spaces import BASELINE
 
 PAPER = huang2021.PAPER
 EXPERIMENT = "rs_da_m_curve"

@@ -8,10 +8,10 @@ commit and a file line."""
 import re
 from pathlib import Path
 
-from sweeps.experiment import experiment_spec
-from sweeps.paper_cards import SEEDS, PaperCard, load_card
-from sweeps.planning.spaces import hyperparameter_names
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.paper_cards import SEEDS, PaperCard, load_card
+from sweeps.spec.spaces import hyperparameter_names
+from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import HYPERPARAMETER_NAMES
 
 # The paper texts the cards' line numbers refer to; users' clones do not have them.

@@ -269,7 +269,7 @@ def smoke_spec(name: str, overrides: list[str], data_dir: str | None = None):
     import importlib
 
     from sweeps.cli import apply_overrides, resolve_paths
-    from sweeps.experiment import experiment_spec
+    from sweeps.spec.experiment import experiment_spec
     from xlt_core.config import parse_assignments
 
     spec = experiment_spec(importlib.import_module(f"sweeps.{name}"), "smoke", data_dir)

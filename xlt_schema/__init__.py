@@ -26,6 +26,9 @@ PHASE_TAG = "xlt.phase"  # grid | search | final | confirm
 # a resumed sweep confirms the same selection.
 CONFIRM_PHASE = "confirm"
 CONFIRM_POINTS_TAG = "xlt.confirm_points"
+# The parent run's artifact holding its sweep file (sweeps/planning/sweep_file.py): what
+# `--from-run` reads and `--resume` compares with.
+SWEEP_FILE_ARTIFACT = "sweep_config.yaml"
 # Parent-run tags that let `--resume` find an interrupted sweep and continue it.
 SWEEP_KEY_TAG = "xlt.sweep_key"
 RAY_NAME_TAG = "xlt.ray_name"

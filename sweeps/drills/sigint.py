@@ -208,7 +208,7 @@ def expected_trials(settings: list[str]) -> int | None:
     """The smoke sweep's trials under `settings`: its configurations times its seeds."""
     from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
-    from sweeps.experiment import experiment_spec
+    from sweeps.spec.experiment import experiment_spec
     from xlt_core.config import parse_assignments
 
     spec = apply_overrides(experiment_spec(ear_xnli, "smoke", None), parse_assignments(settings))

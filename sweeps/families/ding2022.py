@@ -2,9 +2,9 @@
 `ear_xnli`, `ear_pawsx`, `ear_ablation`, `ear_dictionary_scale`, `ear_source_language` and
 `ear_targets` take the paper's grid, its chosen setting and the XNLI trial settings here."""
 
-from sweeps import experiment as shared
 from sweeps.families.smoke_tasks import xnli_smoke_settings
-from sweeps.planning.spaces import BASELINE, unique
+from sweeps.spec import experiment as shared
+from sweeps.spec.spaces import BASELINE, unique
 
 # The paper card the paper presets are built from (seeds, m, training settings, departures).
 PAPER = "ding2022"

@@ -3,7 +3,7 @@
 (the original, the adjusted one, adjusted + continual alignment) with the smoke settings
 here."""
 
-from sweeps import experiment as shared
+from sweeps.spec import experiment as shared
 
 PAPER = "efimov2023"
 # The card's presets: the paper's and the authors' released code's.

@@ -2,9 +2,9 @@
 `sweeps/papers/huang2021.yaml`): `robust_xnli` and `robust_pawsx` take the paper's
 configurations and smoke points here; `rs_syntax` and `rs_da_m_curve` its card and test."""
 
-from sweeps import experiment as shared
-from sweeps.paper_cards import RELEASED_PRESET
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec import experiment as shared
+from sweeps.spec.paper_cards import RELEASED_PRESET
+from sweeps.spec.spaces import BASELINE
 
 PAPER = "huang2021"
 # The paper tests significance with a bootstrapped paired t-test (Tables 1-2 captions).

@@ -2,7 +2,7 @@
 (huang2021) scripts share, so that their smoke sweeps' runs pair up: the same seeds and
 trial settings on synthetic data, or on the shared sample with `--data-dir`."""
 
-from sweeps import experiment as shared
+from sweeps.spec import experiment as shared
 
 SMOKE_SEEDS = [0, 1]
 

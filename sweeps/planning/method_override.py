@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from sweeps.experiment import SweepSpec
-from sweeps.planning import spaces
+from sweeps.spec import spaces
+from sweeps.spec.experiment import SweepSpec
 from xlt_core import registry
 from xlt_core.config import coerce_setting
 from xlt_core.errors import ConfigError

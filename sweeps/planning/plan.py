@@ -15,14 +15,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sweeps.experiment import SweepSpec
-from sweeps.paper_cards import preset_difference_lines, value_text
-from sweeps.planning import cost_model
+from sweeps.planning import cost_model, search_space
 from sweeps.planning.sweep_checks import check_settings
-from sweeps.running.resources import trial_resources
+from sweeps.planning.trial_resources import trial_resources
+from sweeps.spec.experiment import SweepSpec
+from sweeps.spec.model_shapes import model_shape
+from sweeps.spec.paper_cards import preset_difference_lines, value_text
 from xlt_core.config import ADAPTATION_HYPERPARAMETERS, TrialConfig
 from xlt_core.data.parallel import stage_targets
-from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_supported
 
 GRID = "grid"  # sweeps/running/search.py's PHASE_GRID
@@ -61,26 +61,6 @@ def print_plan(spec: SweepSpec, trials_per_gpu: int | None) -> int:
     """Print the plan; the exit status of a dry run (0)."""
     print(format_plan(spec, trials_per_gpu), flush=True)
     return 0
-
-
-def power_lines(
-    spec: SweepSpec, tracking_uri: str | None, pilot: str | None, target: float | None
-) -> list[str]:
-    """`--pilot EXPERIMENT`: what the sweep's seeds could detect, from that finished sweep's
-    runs (analysis/power.py; read only); without one, the line that says it is needed."""
-    if pilot is None:
-        return [
-            "Power: not stated: it needs a pilot sweep (--pilot EXPERIMENT, a finished sweep "
-            "of this task with 2 or more seeds on the tracking URI)"
-        ]
-    from analysis.collect import AnalysisError
-    from analysis.power import pilot_lines
-    from sweeps.records.tracking import resolve_tracking_uri
-
-    try:
-        return pilot_lines(resolve_tracking_uri(tracking_uri), pilot, len(spec.seeds), target)
-    except AnalysisError as error:
-        raise ConfigError("--pilot", pilot, f"a finished sweep on the tracking URI: {error}")
 
 
 def sequential_lines(spec: SweepSpec) -> list[str]:
@@ -266,9 +246,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
     search_trials) over every seed (sweeps/running/search.py). Phase 1's configurations are unknown
     until it runs: each is counted as the costliest the ranges allow (the largest value of
     every choice, as `m`), an upper bound."""
-    from sweeps.running import search  # the search's own module, only for strategy search
-
-    ranges = search.search_ranges(spec, fits=check_supported)
+    ranges = search_space.search_ranges(spec, fits=check_supported)
     costliest = max(
         (
             spec.trial_config(point, **_largest_choices(ranges[method]))
@@ -277,7 +255,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
         ),
         key=_step_cost,
     )
-    fixed = ", ".join(f"{k}={v}" for k, v in search.fixed_axes(spec).items()) or "none"
+    fixed = ", ".join(f"{k}={v}" for k, v in search_space.fixed_axes(spec).items()) or "none"
     seeds, repeat, sampled = len(spec.seeds), spec.search_seeds, f"sampled {costliest.method}"
     sampled += ", costliest choices"
     ranking = (
@@ -287,7 +265,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
     )
     phase1 = Phase(
         f"Phase 1 (search): {spec.search_trials} configurations sampled by Optuna TPE "
-        f"(the sweep's own first) from sweeps/planning/spaces.py SEARCH_RANGES for model "
+        f"(the sweep's own first) from sweeps/spec/spaces.py SEARCH_RANGES for model "
         f"{costliest.model} ({'; '.join(f'{m}: {_ranges_text(r)}' for m, r in ranges.items())}; "
         f"fixed by the paper card or --set: {fixed}) x {repeat} seed{'s' if repeat > 1 else ''} "
         f"({', '.join(map(str, spec.seeds[:repeat]))}) = {spec.search_trials * repeat} trials; "
@@ -295,7 +273,7 @@ def search_phases(spec: SweepSpec) -> list[Phase]:
         "(search_concurrency)",
         [Entry(sampled, costliest, spec.search_trials * repeat)],
     )
-    final = [spec.trial_config(point) for point in search.baseline_points(spec)]
+    final = [spec.trial_config(point) for point in spec.baseline_points()]
     # Phase 2 re-runs distinct phase-1 configurations: never more than phase 1 sampled.
     k = min(spec.top_k, spec.search_trials)
     top = f"top {k} of phase 1" + (
@@ -330,8 +308,9 @@ def _ranges_text(ranges: dict) -> str:
 
 
 def resources_text(spec: SweepSpec, trials_per_gpu: int | None) -> str:
-    """What each trial asks Ray for (sweeps/running/resources.py); with --trials-per-gpu and no
-    cpus_per_trial the CPUs depend on the cluster, which a dry run does not contact."""
+    """What each trial asks Ray for (sweeps/planning/trial_resources.py); with
+    --trials-per-gpu and no cpus_per_trial the CPUs depend on the cluster, which a dry run
+    does not contact."""
     resources = trial_resources(spec.cpus_per_trial, trials_per_gpu, {})
     if trials_per_gpu is None:
         return (
@@ -357,10 +336,10 @@ def training_examples(config: TrialConfig) -> int:
 
 
 def estimate_lines(first: TrialConfig, phases: list[Phase]) -> list[str]:
-    shape = cost_model.model_shape(first)
+    shape = model_shape(first)
     if shape is None:
         return [
-            f"Estimate: none for model {first.model} (not in sweeps/planning/cost_model.py "
+            f"Estimate: none for model {first.model} (not in sweeps/spec/model_shapes.py "
             "MODEL_SHAPES, not a local directory with a BERT-style config.json)"
         ]
     examples = training_examples(first)

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from sweeps.experiment import SweepSpec
-from sweeps.paper_cards import RELEASED_PRESET
-from sweeps.planning.spaces import BASELINE
+from sweeps.planning import search_space
+from sweeps.spec.experiment import SweepSpec
+from sweeps.spec.paper_cards import RELEASED_PRESET
+from sweeps.spec.spaces import BASELINE
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_aligner, check_supported
@@ -41,10 +42,8 @@ def check_settings(
         check_supported(config)
         check_aligner(config)
     if spec.strategy == SEARCH:
-        from sweeps.running import search
-
-        search.search_ranges(spec, fits)
-        if not search.baseline_points(spec):
+        search_space.search_ranges(spec, fits)
+        if not spec.baseline_points():
             raise ConfigError(
                 "--strategy", "search", "a sweep with a baseline configuration to re-run in phase 2"
             )

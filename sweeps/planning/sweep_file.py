@@ -1,6 +1,7 @@
 """A sweep as a readable file, to save, edit and run again: `--print-config`,
 `--save-config FILE`, `--config FILE`, and `--from-run PARENT_RUN_ID` (the file a sweep
-logged on its parent run, `SWEEP_FILE_ARTIFACT`).
+logged on its parent run, `xlt_schema.SWEEP_FILE_ARTIFACT`, read by
+sweeps/records/logged_sweep.py).
 
 The file holds what defines a sweep: the script it belongs to, its preset, the settings every
 trial shares (`base`, `--set` and paths already applied), the grid's points, the seeds and the
@@ -16,16 +17,15 @@ from pathlib import Path
 
 import yaml
 
-from sweeps.experiment import SWEEP_SETTINGS, SweepSpec, experiment_spec
-from sweeps.planning.spaces import hyperparameter_names
 from sweeps.planning.sweep_checks import check_baseline
 from sweeps.planning.sweep_values import SHARED_TRIAL_SETTINGS, Rule, is_whole, sweep_value
+from sweeps.spec.experiment import SWEEP_SETTINGS, SweepSpec, experiment_spec
+from sweeps.spec.spaces import hyperparameter_names
 from xlt_core import registry
 from xlt_core.config import ADAPTATIONS, coerce_setting
 from xlt_core.errors import ConfigError, require_one_of
 
 FORMAT = 1
-SWEEP_FILE_ARTIFACT = "sweep_config.yaml"
 # The sweep's own settings a file carries besides base, points and seeds.
 FILE_SETTINGS = (
     "strategy",
@@ -249,25 +249,3 @@ def read_sweep_file(path: str, script: types.ModuleType) -> SweepSpec:
     except OSError as error:
         raise ConfigError("--config", path, f"a readable sweep file ({error.strerror})") from None
     return load_sweep(text, path, script)
-
-
-def logged_sweep(tracking_uri: str, parent_run_id: str, script: types.ModuleType) -> SweepSpec:
-    """The sweep a parent run logged (`--from-run`), read from the tracking store."""
-    from mlflow import MlflowClient
-    from mlflow.exceptions import MlflowException
-
-    client = MlflowClient(tracking_uri)
-    source = f"--from-run {parent_run_id}"
-    try:
-        client.get_run(parent_run_id)
-    except MlflowException:
-        raise ConfigError("--from-run", parent_run_id, "the id of a sweep's parent run") from None
-    try:
-        local = client.download_artifacts(parent_run_id, SWEEP_FILE_ARTIFACT)
-    except (MlflowException, OSError):
-        raise ConfigError(
-            "--from-run",
-            parent_run_id,
-            f"a parent run that logged {SWEEP_FILE_ARTIFACT} (sweeps from version 0.2.0 on)",
-        ) from None
-    return load_sweep(Path(local).read_text(encoding="utf-8"), source, script)

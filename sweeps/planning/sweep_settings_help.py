@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from sweeps.experiment import SweepSpec
+from sweeps.spec.experiment import SweepSpec
 from xlt_core.settings_help import settings_epilog
 
 # What the sweep settings allow: the command line checks them, not TrialConfig.

@@ -10,7 +10,7 @@ import dataclasses
 import math
 from typing import Any, Callable
 
-from sweeps.experiment import SWEEP_SETTINGS
+from sweeps.spec.experiment import SWEEP_SETTINGS
 from xlt_core import registry
 from xlt_core.config import HYPERPARAMETER_NAMES, MAX_SEED, setting_names
 from xlt_core.errors import ConfigError

@@ -9,6 +9,13 @@ from __future__ import annotations
 import logging
 
 from sweeps.records import tracking
+from sweeps.spec.trial_contract import (
+    MLFLOW_LOGGED,
+    MLFLOW_RUN_ID,
+    TRIAL_COMPLETE,
+    checkpoint_copy,
+    failure_text,
+)
 from xlt_schema import FAILURE_TAG, STOPPED_EARLY_TAG, TRIAL_ID_TAG
 
 logger = logging.getLogger(__name__)
@@ -18,7 +25,6 @@ def close_stopped_trials(
     client, experiment_id: str, parent_run_id: str, results, statuses: dict[str, str], wait_s: float
 ) -> None:
     """Trials ASHA stopped never reach their end: close their runs as KILLED."""
-    from sweeps.running.trainable import TRIAL_COMPLETE
 
     for result in results:
         metrics = result.metrics or {}
@@ -81,7 +87,6 @@ def close_lost_trials(client, parent_run_id: str, results, wait_s: float) -> Non
 
 
 def _mark_failed(client, run_id: str, error: BaseException) -> None:
-    from sweeps.running.trainable import failure_text
 
     tracking.set_tags(client, run_id, {FAILURE_TAG: failure_text(error)[:4000]})
     client.set_terminated(run_id, status="FAILED")
@@ -90,7 +95,6 @@ def _mark_failed(client, run_id: str, error: BaseException) -> None:
 
 def relog_results(client, results, wait_s: float) -> None:
     """Results a trial could not log (tracking server down) go to MLflow from its checkpoint."""
-    from sweeps.running.trainable import MLFLOW_LOGGED, MLFLOW_RUN_ID, checkpoint_copy
 
     for result in results:
         if (result.metrics or {}).get(MLFLOW_LOGGED) is False and result.checkpoint is not None:

@@ -237,7 +237,7 @@ def start_parent_run(
 
 def log_departures(client: MlflowClient, run_id: str, card, departures: list) -> None:
     """A paper preset's parent run: its card's departures from the paper, as the report
-    reads them (`DEPARTURES_ARTIFACT`; `card`: a sweeps.paper_cards.PaperCard)."""
+    reads them (`DEPARTURES_ARTIFACT`; `card`: a sweeps.spec.paper_cards.PaperCard)."""
     content = {
         "paper": card.paper,
         "citation": card.citation,

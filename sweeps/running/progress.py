@@ -12,7 +12,7 @@ import time
 from ray import tune
 from ray.tune.experiment import Trial
 
-from sweeps.running.trainable import FAILURE, TRIAL_COMPLETE
+from sweeps.spec.trial_contract import FAILURE, TRIAL_COMPLETE
 from xlt_schema import DEV_CURVE
 
 logger = logging.getLogger(__name__)

@@ -26,10 +26,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from sweeps.experiment import SweepSpec
 from sweeps.planning.sweep_checks import check_settings
-from sweeps.planning.sweep_file import SWEEP_FILE_ARTIFACT, sweep_text
+from sweeps.planning.sweep_file import sweep_text
+from sweeps.planning.trial_resources import trial_resources
 from sweeps.records import tracking
+from sweeps.records.resume_mismatch import no_sweep_to_resume
 from sweeps.records.run_context import system_tags
 from sweeps.running import search
 from sweeps.running.confirmation import run_confirmation
@@ -38,7 +39,6 @@ from sweeps.running.resources import (
     alive_node_cpus,
     check_cpus_fit,
     check_gpus_present,
-    trial_resources,
 )
 from sweeps.running.search_phases import OPTUNA_STORAGE_TAG, OPTUNA_STUDY_TAG
 from sweeps.running.strategies import strategy_phases
@@ -46,7 +46,6 @@ from sweeps.running.tune_phases import TunePhases, count_failed
 from sweeps.safety import driver_lock
 from sweeps.safety.dead_baseline import RERUN_ERRORED_TAG, NoReport, dead_baseline
 from sweeps.safety.interruption import StopSignals, SweepInterrupted, signal_behind
-from sweeps.safety.resume_mismatch import no_sweep_to_resume
 from sweeps.safety.storage_checks import (
     StorageFull,
     check_storage,
@@ -54,6 +53,7 @@ from sweeps.safety.storage_checks import (
     is_disk_full,
     quiet_disk_full,
 )
+from sweeps.spec.experiment import SweepSpec
 from xlt_core.config import TrialConfig
 from xlt_core.data.hub_presence import check_hub_data
 from xlt_core.errors import ConfigError, DataError
@@ -68,6 +68,7 @@ from xlt_schema import (
     REPORTED_TAG,
     STAGE_TAG,
     STORAGE_TAG,
+    SWEEP_FILE_ARTIFACT,
     SWEEP_KEY_TAG,
 )
 from xlt_schema.tracking_store import redact

@@ -12,103 +12,17 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Callable, Mapping
+from typing import Mapping
 
-from sweeps.experiment import SweepSpec
-from sweeps.planning.spaces import SEARCH_RANGES
-from sweeps.running.trial_request import TrialRequest
-from xlt_core.config import TrialConfig
-from xlt_core.errors import ConfigError
-from xlt_core.preflight import check_resources
-from xlt_schema import DEV_CURVE, NO_ADAPTATION
+from sweeps.planning.search_space import in_range, search_ranges
+from sweeps.spec.experiment import SweepSpec
+from sweeps.spec.trial_contract import FAILURE, TRIAL_COMPLETE, TrialRequest
+from xlt_schema import DEV_CURVE
 
 PHASE_GRID = "grid"
 PHASE_SEARCH = "search"
 PHASE_FINAL = "final"
 METRIC, MODE = DEV_CURVE, "max"
-
-
-def searched_methods(spec: SweepSpec) -> list[str]:
-    """The methods with hyperparameters among the sweep's points (the baseline has none).
-    Search ranges are per training objective: a point with an adaptation is refused."""
-    methods = set()
-    for config in spec.configs():
-        if config.adaptation != NO_ADAPTATION:
-            raise ConfigError(
-                "--strategy",
-                "search",
-                "a sweep of training objectives without adaptation (search ranges are per "
-                f"method; this sweep has adaptation {config.adaptation}): use --strategy grid",
-            )
-        if config.hyperparameter_names():
-            methods.add(config.method)
-    return sorted(methods)
-
-
-def baseline_points(spec: SweepSpec) -> list[dict]:
-    """The points without hyperparameters: plain fine-tuning of the original encoder."""
-    return [
-        point
-        for point, config in zip(spec.points, spec.configs())
-        if not config.hyperparameter_names()
-    ]
-
-
-def fixed_axes(spec: SweepSpec) -> dict:
-    """The hyperparameters every sampled configuration keeps: those a paper preset's card
-    fixes (ding2022's m = 3 on XNLI, 10 on PAWS-X), then the `--set` ones, which win (and
-    are then a departure the dry run prints)."""
-    card = spec.paper_card
-    fixed = {} if card is None else card.point_settings(spec.experiment, spec.preset)
-    return {**fixed, **spec.fixed_axes}
-
-
-def search_ranges(
-    spec: SweepSpec, fits: Callable[[TrialConfig], None] = check_resources
-) -> dict[str, dict[str, tuple]]:
-    """Per searched method, the range of each hyperparameter: the card's and `--set` values
-    fix their axis (`fixed_axes`), and choices this model cannot take (a layer deeper than
-    the model) are dropped: a value whose trial is invalid or that `fits` refuses (the dry
-    run passes a check that needs no network). Raises ConfigError when a method has no
-    ranges or a range is left empty or invalid."""
-    methods = searched_methods(spec)
-    if not methods:
-        raise ConfigError(
-            "--strategy", "search", "a sweep with a method that has hyperparameters to search"
-        )
-    ranges: dict[str, dict[str, tuple]] = {}
-    fixed = fixed_axes(spec)
-    for method in methods:
-        if method not in SEARCH_RANGES:
-            raise ConfigError(
-                "--strategy",
-                "search",
-                "a method with search ranges in sweeps/planning/spaces.py SEARCH_RANGES "
-                f"({', '.join(sorted(SEARCH_RANGES))}); {method} has none",
-            )
-        ranges[method] = {}
-        # Each value is checked within one of the sweep's own (valid) points of the method.
-        point = next(point for point in spec.points if point["method"] == method)
-        for name, bounds in SEARCH_RANGES[method].items():
-            if name in fixed:
-                bounds = ("choice", (fixed[name],))
-            values = bounds[1] if bounds[0] == "choice" else bounds[1:3]
-            valid = [value for value in values if _valid(spec, point, name, value, fits)]
-            if bounds[0] == "choice" and not valid:
-                raise ConfigError(
-                    name,
-                    ",".join(map(str, values)),
-                    f"at least one value that fits the model (method {method})",
-                )
-            if bounds[0] == "float" and len(valid) < 2:
-                raise ConfigError(
-                    name,
-                    f"{bounds[1]}..{bounds[2]}",
-                    f"a range whose ends are both valid (method {method})",
-                )
-            ranges[method][name] = ("choice", tuple(valid)) if bounds[0] == "choice" else bounds
-    _check_shared_names(ranges)
-    return ranges
 
 
 class DefineByRun:
@@ -140,7 +54,7 @@ def starting_points(spec: SweepSpec, ranges: Mapping[str, Mapping[str, tuple]]) 
             **{name: config.setting_value(name) for name in config.hyperparameter_names()},
         }
         if method_ranges is not None and all(
-            _in_range(values[name], bounds) for name, bounds in method_ranges.items()
+            in_range(values[name], bounds) for name, bounds in method_ranges.items()
         ):
             points.append({f"point/{key}": value for key, value in values.items()})
     return points
@@ -156,8 +70,6 @@ def record_study(
     (a database updated apart from that checkpoint disagrees with it after a crash).
     Returns the number of trials written."""
     import optuna
-
-    from sweeps.running.trainable import FAILURE, TRIAL_COMPLETE
 
     if study_name in optuna.get_all_study_names(storage):
         optuna.delete_study(study_name=study_name, storage=storage)
@@ -214,7 +126,6 @@ def top_configurations(results, k: int) -> list[dict]:
     by their selected model's English dev accuracy (the curve's final value); trials ASHA
     stopped follow by the best dev accuracy they reached. Failed trials never qualify. A
     configuration run with several seeds (`search_seeds`) ranks on its mean over them."""
-    from sweeps.running.trainable import FAILURE, TRIAL_COMPLETE
 
     ranked = []
     for result in results:
@@ -262,34 +173,6 @@ def asha_max_t(spec: SweepSpec) -> int:
     evaluation and the final report."""
     config = spec.trial_config({})
     return math.ceil(2 * config.epochs * config.evals_per_epoch) + 2
-
-
-def _valid(spec: SweepSpec, point: Mapping, name: str, value, fits) -> bool:
-    """Whether `point` with `name` set to `value` is a trial this model can run (`fits`)."""
-    try:
-        fits(spec.trial_config(point, **{name: value}))
-    except ConfigError:
-        return False
-    return True
-
-
-def _in_range(value, bounds: tuple) -> bool:
-    if bounds[0] == "choice":
-        return value in bounds[1]
-    return value is not None and bounds[1] <= value <= bounds[2]
-
-
-def _check_shared_names(ranges: Mapping[str, Mapping[str, tuple]]) -> None:
-    # Optuna refuses one parameter name with two different sets of choices.
-    seen: dict[str, tuple] = {}
-    for method, names in ranges.items():
-        for name, bounds in names.items():
-            if seen.setdefault(name, bounds) != bounds:
-                raise ConfigError(
-                    name,
-                    bounds,
-                    f"the same search range in every method that has it ({method} differs)",
-                )
 
 
 def phase_one_searcher(spec: SweepSpec, study_name: str):

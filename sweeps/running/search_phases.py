@@ -10,6 +10,7 @@ import dataclasses
 import json
 import logging
 
+from sweeps.planning import search_space
 from sweeps.records import tracking
 from sweeps.running import search
 from sweeps.running.tune_phases import TunePhases, count_failed, tune_config
@@ -49,11 +50,11 @@ class SearchPhases:
         phase1 = phases.fit(search.PHASE_SEARCH, self.search_tuner())
         search.record_study(
             phase1,
-            search.search_ranges(spec),
+            search_space.search_ranges(spec),
             phases.tags[OPTUNA_STORAGE_TAG],
             phases.tags[OPTUNA_STUDY_TAG],
         )
-        points = [*search.baseline_points(spec), *search.top_configurations(phase1, spec.top_k)]
+        points = [*spec.baseline_points(), *search.top_configurations(phase1, spec.top_k)]
         final_points = json.dumps(points)
         tracking.set_tags(
             phases.client,

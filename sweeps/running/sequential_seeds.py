@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import logging
 
-from sweeps.experiment import SweepSpec
 from sweeps.running.tune_phases import count_failed
+from sweeps.spec.experiment import SweepSpec
 from xlt_core.errors import ConfigError
 
 logger = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ import os
 import shutil
 import traceback
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Mapping
 
 import ray
 from mlflow.tracking import MlflowClient
@@ -27,8 +27,16 @@ from ray import tune
 from sweeps.records import tracking
 from sweeps.records.model_logging import save_mlflow_models
 from sweeps.records.run_context import inherited_source_tags, library_versions
-from sweeps.running.trial_request import TrialRequest
 from sweeps.safety.storage_checks import full_disk_error, log_disk_full_quietly
+from sweeps.spec.trial_contract import (
+    FAILURE,
+    MLFLOW_LOGGED,
+    MLFLOW_RUN_ID,
+    TRIAL_COMPLETE,
+    TrialRequest,
+    checkpoint_copy,
+    failure_text,
+)
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError, TrainingDiverged
 from xlt_core.temp_folders import owned_temporary_directory
@@ -37,7 +45,6 @@ from xlt_schema import (
     CONFIG_KEY_TAG,
     CONFIG_LABEL_TAG,
     DEV_CURVE,
-    DIVERGED_FAILURE,
     FAILURE_TAG,
     HYPERPARAMETERS_TAG,
     METHOD_TAG,
@@ -47,11 +54,6 @@ from xlt_schema.log import configure_from_environment
 
 logger = logging.getLogger(__name__)
 
-# Keys of a trial's final Ray result that the runner reads.
-TRIAL_COMPLETE = "trial_complete"  # the trial ran to its end (not stopped early by ASHA)
-MLFLOW_LOGGED = "mlflow_logged"  # False: the results wait in the checkpoint to be re-logged
-MLFLOW_RUN_ID = "mlflow_run_id"
-FAILURE = "failure"
 # Errors a retry from the same checkpoint would meet again: a diverged loss, bad data or
 # settings (FailureConfig's retries are for transient faults such as a lost node).
 NOT_RETRIED = (TrainingDiverged, DataError, ConfigError)
@@ -118,16 +120,6 @@ class RayMlflowReporter:
         """Delete the restored checkpoint's copy."""
         self._restored.close()
         self._restored_dir = None
-
-
-@contextlib.contextmanager
-def checkpoint_copy(checkpoint: tune.Checkpoint) -> Iterator[str]:
-    """A local copy of a Ray checkpoint in a private (0700) folder, deleted when the block
-    ends. Not a bare `Checkpoint.to_directory()`: that copies into a world-readable
-    `checkpoint_tmp_*` folder in the system temp directory that nothing deletes (a model
-    and its optimizer state: ~2 GB at mBERT size)."""
-    with owned_temporary_directory("xlt-checkpoint-") as directory:
-        yield checkpoint.to_directory(directory)
 
 
 def run_tracked_trial(
@@ -291,13 +283,6 @@ def trial_function() -> Callable:
         return run_trial
     module, _, function = name.partition(":")
     return getattr(importlib.import_module(module), function)
-
-
-def failure_text(error: BaseException) -> str:
-    """What a failed trial's run says in its failure tag (and Tune in its result): the error's
-    class and message. A diverged loss's starts with DIVERGED_FAILURE, which analysis reads."""
-    kind = DIVERGED_FAILURE if isinstance(error, TrainingDiverged) else type(error).__name__
-    return f"{kind}: {error}"
 
 
 def _finish(client: MlflowClient, run_id: str, label: str, directory: Path, dev_key: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from sweeps.records import phase_runs
 from sweeps.running.library_output import quiet_tune
 from sweeps.running.state_snapshots import periodic_snapshots_only
-from sweeps.running.trial_request import TrialRequest, tune_trial_dirname, tune_trial_name
+from sweeps.running.tune_names import tune_trial_dirname, tune_trial_name
 from sweeps.safety.dead_baseline import RERUN_ERRORED_TAG
 from sweeps.safety.interruption import TuneEndedEarly, unfinished_trials
 from sweeps.safety.saved_state import (
@@ -25,6 +25,7 @@ from sweeps.safety.saved_state import (
     unrestorable,
 )
 from sweeps.safety.storage_checks import is_disk_full
+from sweeps.spec.trial_contract import TrialRequest
 from xlt_schema import RAY_NAME_TAG, STORAGE_TAG
 from xlt_schema.tracking_store import credentials_env
 

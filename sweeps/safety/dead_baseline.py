@@ -4,8 +4,7 @@ so in one line (exit 1) instead of failing in the report on every `--resume`."""
 
 from __future__ import annotations
 
-from sweeps.running.search import baseline_points
-from sweeps.running.trial_request import TrialRequest
+from sweeps.spec.trial_contract import TrialRequest
 
 # On a parent whose baseline trials failed on an error (not a diverged loss): `--resume`
 # restores its phases with their errored trials resumed, so those run again.
@@ -24,10 +23,10 @@ class NoReport(Exception):
 
 
 def dead_baseline(spec, results) -> NoReport | None:
-    """NoReport when the sweep has baseline points (`search.baseline_points`) and none of
+    """NoReport when the sweep has baseline points (`SweepSpec.baseline_points`) and none of
     the reported phase's `results` (Tune's, one per trial) of a baseline point finished;
     else None."""
-    baseline = baseline_points(spec)
+    baseline = spec.baseline_points()
     ours = [result for result in results if (result.config or {}).get("point") in baseline]
     if not baseline or not ours or any(_finished(result) for result in ours):
         return None

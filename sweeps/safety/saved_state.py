@@ -23,8 +23,8 @@ import os
 import pickle
 from pathlib import Path
 
-from sweeps.running.trial_request import TrialRequest
 from sweeps.safety.storage_checks import DISK_FULL_TEXTS
+from sweeps.spec.trial_contract import TrialRequest
 from xlt_core.errors import DataError
 
 logger = logging.getLogger(__name__)

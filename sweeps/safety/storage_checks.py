@@ -6,7 +6,7 @@ What a trial needs (`trial_bytes`), kept simple: its checkpoint holds the model'
 weights, AdamW's two moments and the best weights so far (16 bytes per parameter), and Tune
 writes the next checkpoint before it deletes the last (twice that); plus RESERVE for Tune's
 state, the trial's result files and MLflow's files. A model whose shape is unknown (a hub
-model that is not in `sweeps.planning.cost_model.MODEL_SHAPES`) counts the reserve only.
+model that is not in `sweeps.spec.model_shapes.MODEL_SHAPES`) counts the reserve only.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from sweeps.planning.cost_model import model_shape
+from sweeps.spec.model_shapes import model_shape
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 

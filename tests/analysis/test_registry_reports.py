@@ -439,7 +439,7 @@ def test_report_sweep_leaves_the_environment_alone(store, tmp_path, monkeypatch)
 def test_sweep_cli_log_models_setting():
     from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
-    from sweeps.experiment import experiment_spec
+    from sweeps.spec.experiment import experiment_spec
     from xlt_core.errors import ConfigError
 
     assert experiment_spec(ear_xnli, "smoke", None).log_models is True

@@ -642,7 +642,7 @@ def test_a_two_epoch_baseline_meets_efimov2023_only_and_a_sample_meets_nothing()
 def test_the_published_budgets_are_the_cards_epochs():
     """Each paper card's experiment trains on the budget its published rows are read with
     (a departure of epochs would be the only reason to differ: none is declared)."""
-    from sweeps.paper_cards import load_card
+    from sweeps.spec.paper_cards import load_card
 
     rows = {
         ("ding2022", "ear_xnli", "xnli", "ear"),

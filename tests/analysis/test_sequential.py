@@ -131,9 +131,9 @@ def test_rounds_stop_decided_configurations_and_keep_the_baseline(monkeypatch):
     from analysis import sequential
     from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
-    from sweeps.experiment import experiment_spec
+    from sweeps.spec.experiment import experiment_spec
     from sweeps.running import sequential_seeds
-    from sweeps.running.trial_request import trial_config
+    from sweeps.spec.trial_contract import trial_config
 
     spec = apply_overrides(experiment_spec(ear_xnli, "smoke", None), {"seeds": "auto"})
     assert spec.seeds == [0, 1, 2, 3, 4] and spec.seed_rounds == (3, 1, 1)
@@ -194,7 +194,7 @@ def test_the_report_section_states_the_design_and_the_rounds():
 def test_sequential_seeds_are_refused_for_the_search_strategy():
     from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
-    from sweeps.experiment import experiment_spec
+    from sweeps.spec.experiment import experiment_spec
     from xlt_core.errors import ConfigError
 
     spec = experiment_spec(ear_xnli, "smoke", None)

@@ -12,7 +12,8 @@ from tracking_stores import tracking_store
 from sweeps import ear_xnli
 from sweeps.cli import main
 from sweeps.cluster import validate_cluster_file
-from sweeps.running.resources import check_gpus_present, trial_resources
+from sweeps.planning.trial_resources import trial_resources
+from sweeps.running.resources import check_gpus_present
 from xlt_core.config import TrialConfig
 from xlt_core.data.loading import load_split
 from xlt_core.errors import ConfigError, DataError

@@ -130,7 +130,7 @@ SWEEP = '''"""Fine-tuning and EAR-L1 on the toy pairs."""
 import sys
 
 from sweeps.cli import main
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec.spaces import BASELINE
 
 POINTS = {"smoke": [BASELINE, {"method": "ear_l1", "alpha": 1.0, "beta": 0.1, "layer": 2}]}
 SEEDS = {"smoke": [0]}

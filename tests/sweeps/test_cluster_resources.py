@@ -18,7 +18,8 @@ from conftest import scaled_timeout
 
 from benchmarks.tracking_servers import JOBS_OFF
 from sweeps.cluster import validate_cluster_file
-from sweeps.running.resources import check_cpus_fit, trial_resources
+from sweeps.planning.trial_resources import trial_resources
+from sweeps.running.resources import check_cpus_fit
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError
 from xlt_core.preflight import check_resources, model_max_positions

@@ -5,8 +5,8 @@ import pytest
 
 from sweeps import ear_xnli
 from sweeps.cli import main
-from sweeps.experiment import experiment_spec
 from sweeps.running.runner import sweep_key
+from sweeps.spec.experiment import experiment_spec
 from xlt_core.config import MAX_SEED
 
 

@@ -22,10 +22,10 @@ from conftest import scaled_timeout, what_went_wrong
 from sweep_helpers import SCRIPT, child_runs, parent_runs, plugin_sweep, sqlite_uri
 
 from sweeps.running.runner import SweepOptions, _stopped
-from sweeps.running.trial_request import TrialRequest
 from sweeps.running.tune_phases import TunePhases
 from sweeps.safety import saved_state, storage_checks
 from sweeps.safety.storage_checks import StorageFull, check_storage, is_disk_full, trial_bytes
+from sweeps.spec.trial_contract import TrialRequest
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, DataError
 from xlt_schema import CONFIG_KEY_TAG, FAILURE_TAG
@@ -480,7 +480,7 @@ def _checkpoint(tmp_path: Path):
 
 
 def test_a_restored_checkpoint_is_copied_privately_and_deleted(private_tempdir, tmp_path):
-    from sweeps.running.trainable import checkpoint_copy
+    from sweeps.spec.trial_contract import checkpoint_copy
 
     with checkpoint_copy(_checkpoint(tmp_path)) as directory:
         assert (Path(directory) / "trainer_state.pt").read_bytes() == b"weights"

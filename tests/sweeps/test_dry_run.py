@@ -14,11 +14,12 @@ from sweep_helpers import REPO
 
 from sweeps import adjust_xnli, ear_xnli
 from sweeps.cli import main
-from sweeps.experiment import experiment_spec
-from sweeps.paper_cards import load_card
 from sweeps.planning import cost_model
 from sweeps.planning.plan import format_plan
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.model_shapes import MODEL_SHAPES, model_shape
+from sweeps.spec.paper_cards import load_card
+from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import METHODS, TASKS, TrialConfig
 
 PAPER_COMMAND = [str(REPO / "sweeps" / "ear_xnli.py"), "--preset", "paper", "--dry-run"]
@@ -119,7 +120,7 @@ MBERT_BODY = 12 * (4 * (768 * 768 + 768) + 2 * 768 * 3072 + 3072 + 768 + 4 * 768
 
 
 def test_mbert_parameter_counts():
-    shape = cost_model.MODEL_SHAPES["bert-base-multilingual-cased"]
+    shape = MODEL_SHAPES["bert-base-multilingual-cased"]
     assert shape.body_params == MBERT_BODY == 85_645_056
     # BertModel of bert-base-multilingual-cased: 177,853,440 parameters.
     assert shape.params == 177_853_440
@@ -135,7 +136,7 @@ def test_finetune_estimate_by_hand():
     languages."""
     config = _paper_trial(method="finetune")
     trial = cost_model.estimate_trial(
-        config, cost_model.MODEL_SHAPES[config.model], cost_model.TASK_DATA["xnli"].train
+        config, MODEL_SHAPES[config.model], cost_model.TASK_DATA["xnli"].train
     )
     # examples x epochs x typical length x padding (random batches, as the released code)
     tokens = 392_702 * 1 * 39.4 * 1.75
@@ -151,7 +152,7 @@ def test_finetune_estimate_by_hand():
 
 
 def test_objective_costs_by_hand():
-    shape, examples = cost_model.MODEL_SHAPES["bert-base-multilingual-cased"], 1000
+    shape, examples = MODEL_SHAPES["bert-base-multilingual-cased"], 1000
 
     def training_flops(**point):
         config = _paper_trial(**point, max_eval_examples=1)
@@ -200,7 +201,7 @@ def test_local_model_directory_is_read_without_network(tmp_path):
         )
     )
     config = _paper_trial(method="finetune", model=str(tmp_path))
-    assert cost_model.model_shape(config) == cost_model.MODEL_SHAPES["bert-base-multilingual-cased"]
+    assert model_shape(config) == MODEL_SHAPES["bert-base-multilingual-cased"]
 
 
 def test_unknown_model_gets_no_estimate():

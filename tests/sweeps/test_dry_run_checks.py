@@ -9,9 +9,9 @@ import pytest
 
 from sweeps import ear_xnli
 from sweeps.cli import apply_overrides, main, resolve_paths
-from sweeps.experiment import experiment_spec
-from sweeps.running import search
+from sweeps.planning import search_space
 from sweeps.running.runner import check_sweep
+from sweeps.spec.experiment import experiment_spec
 from xlt_core.errors import ConfigError
 
 SEARCH = ["--preset", "smoke", "--strategy", "search", "--dry-run"]
@@ -43,7 +43,7 @@ def test_the_tiny_models_search_offers_only_its_layers(capsys):
     # The tiny model has 6 layers: the declared choices 9 and 12 are not searched.
     assert "for model tiny (ear: alpha 0.1..2.0 step 0.1, beta 0.05..1.0 step 0.05, " in out
     assert "layer in {3, 6}, m in {1};" in out
-    assert search.search_ranges(_spec("search"))["ear"]["layer"] == ("choice", (3, 6))
+    assert search_space.search_ranges(_spec("search"))["ear"]["layer"] == ("choice", (3, 6))
 
 
 def test_search_plan_figures_with_top_k_beyond_the_sampled(capsys):

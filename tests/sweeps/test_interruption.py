@@ -513,7 +513,7 @@ def test_a_wrapped_second_signal_leaves_no_failure_tag_and_a_resume_clears_a_sta
 
 
 def _smoke_space(point: dict, seed: int = 0) -> dict:
-    from sweeps.running.trial_request import TrialRequest
+    from sweeps.spec.trial_contract import TrialRequest
 
     request = TrialRequest(
         base={"task": "xnli"}, phase="grid", experiment_id="1", parent_run_id="p", threads=1
@@ -525,10 +525,8 @@ def _smoke_points():
     """The one-seed smoke sweep's baseline point and its two EAR points."""
     from sweep_helpers import smoke_spec
 
-    from sweeps.running.search import baseline_points
-
     spec = smoke_spec("ear_xnli", ["seeds=0"])
-    (baseline,) = baseline_points(spec)
+    (baseline,) = spec.baseline_points()
     return baseline, [point for point in spec.points if point != baseline]
 
 

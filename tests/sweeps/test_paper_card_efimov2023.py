@@ -7,9 +7,9 @@ import pytest
 from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mismatches
 
 from sweeps import adjust_ner, adjust_xnli
-from sweeps.experiment import experiment_spec
-from sweeps.paper_cards import load_card
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.paper_cards import load_card
+from sweeps.spec.trial_contract import trial_config
 
 CARD = load_card("efimov2023")
 SCRIPTS = [adjust_xnli, adjust_ner]

@@ -10,9 +10,9 @@ from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mi
 
 from analysis.papers import load_published_results, matching_cells
 from sweeps import adjust_qa, adjust_xsr
-from sweeps.experiment import experiment_spec
-from sweeps.paper_cards import load_card
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.paper_cards import load_card
+from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import QAExample
 from xlt_core.tasks import TASKS, qa

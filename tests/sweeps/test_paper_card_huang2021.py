@@ -12,9 +12,9 @@ from conftest import scaled_timeout
 from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mismatches
 
 from sweeps import robust_pawsx, robust_xnli, rs_da_m_curve, rs_syntax
-from sweeps.experiment import experiment_spec
-from sweeps.paper_cards import load_card
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.paper_cards import load_card
+from sweeps.spec.trial_contract import trial_config
 
 CARD = load_card("huang2021")
 SCRIPTS = [robust_xnli, robust_pawsx, rs_syntax, rs_da_m_curve]

@@ -15,9 +15,9 @@ from paper_card_checks import preset_mismatches, uncited_released_values
 from sweep_helpers import REPO
 
 from analysis.papers import load_published_results, matching_cells, published_epochs
-from sweeps.experiment import experiment_spec
-from sweeps.paper_cards import RELEASED_PRESET, load_card, value_text
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.paper_cards import RELEASED_PRESET, load_card, value_text
+from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import HYPERPARAMETER_NAMES
 
 PAPERS = ("ding2022", "huang2021", "efimov2023")

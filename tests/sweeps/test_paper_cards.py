@@ -1,4 +1,4 @@
-"""Paper cards (sweeps/paper_cards.py, sweeps/papers/*.yaml): the loader refuses a bad card
+"""Paper cards (sweeps/spec/paper_cards.py, sweeps/papers/*.yaml): the loader refuses a bad card
 naming the file, the key and what is allowed; every trial of every ding2022 paper preset
 holds what the card says; the dry run prints the card's departures, the sweep logs them on
 its parent run and the report renders them beside the reproduction view; the `precision`
@@ -23,12 +23,12 @@ from analysis.departures import read_departures
 from analysis.report import report_sweep
 from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
-from sweeps.experiment import experiment_spec
-from sweeps.paper_cards import load_card
 from sweeps.planning.plan import format_plan
 from sweeps.records.tracking import log_departures
 from sweeps.running.runner import SweepOptions, _start_parent
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.paper_cards import load_card
+from sweeps.spec.trial_contract import trial_config
 from xlt_core import train
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
@@ -333,18 +333,18 @@ def test_apt_padding_and_ept_averaging_are_declared():
 
 @pytest.mark.parametrize("script, m", [("ear_xnli", 3), ("ear_pawsx", 10)])
 def test_a_paper_presets_search_keeps_the_cards_m(script, m):
-    from sweeps.running import search
+    from sweeps.planning import search_space
 
     module = importlib.import_module(f"sweeps.{script}")
     spec = experiment_spec(module, "paper", None)
-    assert search.search_ranges(spec, fits=check_supported)["ear"]["m"] == ("choice", (m,))
+    assert search_space.search_ranges(spec, fits=check_supported)["ear"]["m"] == ("choice", (m,))
     assert spec.departures() == DING.departures(script)  # nothing undeclared
     # The smoke preset has no card: its search stays at one copy.
     smoke = experiment_spec(module, "smoke", None)
-    assert search.search_ranges(smoke, fits=check_supported)["ear"]["m"] == ("choice", (1,))
+    assert search_space.search_ranges(smoke, fits=check_supported)["ear"]["m"] == ("choice", (1,))
     # --set wins, and is then a departure.
     changed = apply_overrides(spec, {"m": "1"})
-    assert search.search_ranges(changed, fits=check_supported)["ear"]["m"] == ("choice", (1,))
+    assert search_space.search_ranges(changed, fits=check_supported)["ear"]["m"] == ("choice", (1,))
     assert [(d.paper, d.ours) for d in changed.departures() if d.setting == "m"] == [(str(m), 1)]
 
 

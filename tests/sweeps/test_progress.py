@@ -14,7 +14,7 @@ from sweeps.running.progress import (
     progress_line,
     trial_outcome,
 )
-from sweeps.running.trainable import FAILURE, TRIAL_COMPLETE
+from sweeps.spec.trial_contract import FAILURE, TRIAL_COMPLETE
 from xlt_schema import DEV_CURVE
 from xlt_schema.log import DEFAULT, QUIET, configure
 

@@ -6,8 +6,8 @@ import pytest
 
 from sweeps import ear_pawsx, ear_xnli, robust_xnli
 from sweeps.cli import apply_overrides, main
-from sweeps.experiment import experiment_spec
-from sweeps.paper_cards import RELEASED_PRESET, load_card
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.paper_cards import RELEASED_PRESET, load_card
 
 ON_TEST = ["--set", "selection_dev=test", "--dry-run"]
 

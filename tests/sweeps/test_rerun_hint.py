@@ -4,10 +4,10 @@ left says so in one line, and leaves that parent and its runs as they are."""
 from tracking_stores import tracking_store
 
 from sweeps import ear_xnli
-from sweeps.experiment import experiment_spec
 from sweeps.records import tracking
 from sweeps.running import runner
 from sweeps.running.runner import SweepOptions, sweep_key
+from sweeps.spec.experiment import experiment_spec
 from xlt_schema import COMPLETE_TAG, PARENT_ROLE, REPORTED_TAG, ROLE_TAG, SWEEP_KEY_TAG
 
 

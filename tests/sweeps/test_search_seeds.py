@@ -8,12 +8,11 @@ import pytest
 
 from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
-from sweeps.experiment import experiment_spec
 from sweeps.running import runner, search
 from sweeps.running.search_phases import SearchPhases
-from sweeps.running.trainable import TRIAL_COMPLETE
-from sweeps.running.trial_request import TRIAL_INDEX, TrialRequest
 from sweeps.running.tune_phases import TunePhases
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.trial_contract import TRIAL_COMPLETE, TRIAL_INDEX, TrialRequest
 from xlt_core.errors import ConfigError
 from xlt_schema import RAY_NAME_TAG
 

@@ -21,10 +21,10 @@ import analysis.report
 from analysis.__main__ import main as analysis_main
 from sweeps import ear_xnli
 from sweeps.cli import EXIT_BAD_INPUT, EXIT_CRASHED, main, resolve_paths
-from sweeps.experiment import experiment_spec
 from sweeps.records import tracking
 from sweeps.running import runner
 from sweeps.safety.interruption import SweepInterrupted, signal_behind
+from sweeps.spec.experiment import experiment_spec
 from xlt_schema import (
     COMPLETE_TAG,
     INTERRUPTED,

@@ -8,9 +8,10 @@ from tracking_stores import tracking_store
 
 from sweeps import adjust_xnli, ear_xnli
 from sweeps.cli import EXIT_BAD_INPUT, EXIT_DONE, apply_overrides, main
-from sweeps.experiment import experiment_spec
-from sweeps.planning.sweep_file import SWEEP_FILE_ARTIFACT, load_sweep, sweep_text
+from sweeps.planning.sweep_file import load_sweep, sweep_text
+from sweeps.spec.experiment import experiment_spec
 from xlt_core.errors import ConfigError
+from xlt_schema import SWEEP_FILE_ARTIFACT
 
 SETTINGS = ["--set", "alpha=0.5", "--set", "seeds=0,1", "--set", "epochs=0.5"]
 

@@ -14,9 +14,9 @@ from sweeps import (
     robust_xnli,
 )
 from sweeps.cli import EXIT_BAD_INPUT, EXIT_DONE, apply_overrides, main
-from sweeps.experiment import experiment_spec
 from sweeps.planning.method_override import range_values
-from sweeps.planning.spaces import BASELINE
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.spaces import BASELINE
 from xlt_core.errors import ConfigError
 
 # ear's declared search ranges on the smoke model (6 layers: 9 and 12 left out), as the grid

@@ -28,6 +28,7 @@ from sweep_helpers import (
 )
 
 from analysis.collect import collect_trials
+from sweeps.planning import search_space
 from sweeps.running import search
 from sweeps.running.search_phases import OPTUNA_STORAGE_TAG, OPTUNA_STUDY_TAG
 from xlt_core.errors import ConfigError
@@ -36,8 +37,8 @@ from xlt_schema import CONFIG_KEY_TAG, PHASE_TAG, STOPPED_EARLY_TAG, TRIAL_ID_TA
 
 def test_search_takes_training_objectives_and_their_baseline():
     spec = smoke_spec("ear_xnli", ["tiny_layers=2", "layer=2"])
-    assert search.baseline_points(spec) == [{"method": "finetune"}]
-    ranges = search.search_ranges(spec)
+    assert spec.baseline_points() == [{"method": "finetune"}]
+    ranges = search_space.search_ranges(spec)
     assert list(ranges) == ["ear"] and ranges["ear"]["layer"] == ("choice", (2,))
     for point in search.starting_points(spec, ranges):  # the names DefineByRun samples
         assert set(point) == {"point/method", *(f"point/{name}" for name in ranges["ear"])}
@@ -54,9 +55,9 @@ def test_phase_one_draws_at_most_search_concurrency_configurations_at_once():
 def test_search_refuses_a_sweep_with_an_adaptation():
     spec = smoke_spec("adjust_xnli", [])
     # The adjusted points train with method finetune too: only the plain one is the baseline.
-    assert search.baseline_points(spec) == [{"method": "finetune"}]
+    assert spec.baseline_points() == [{"method": "finetune"}]
     with pytest.raises(ConfigError, match="adaptation adjusted"):
-        search.search_ranges(spec)
+        search_space.search_ranges(spec)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""The driver-to-worker contract (sweeps/running/trial_request.py) and the sweep's configurations
+"""The driver-to-worker contract (sweeps/spec/trial_contract.py) and the sweep's configurations
 resolved once (`SweepSpec.trial_config`, `SweepSpec.configs`). No Ray started here."""
 
 import pytest
@@ -6,14 +6,9 @@ from ray.tune.search.variant_generator import generate_variants
 
 from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
-from sweeps.experiment import experiment_spec
-from sweeps.running.trial_request import (
-    REQUIRED_KEYS,
-    TRIAL_INDEX,
-    TrialRequest,
-    tune_trial_dirname,
-    tune_trial_name,
-)
+from sweeps.running.tune_names import tune_trial_dirname, tune_trial_name
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.trial_contract import REQUIRED_KEYS, TRIAL_INDEX, TrialRequest
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError, TrainingDiverged
 from xlt_schema import DIVERGED_FAILURE
@@ -134,7 +129,7 @@ def test_a_bad_point_is_refused_naming_its_setting():
 
 def test_a_diverged_trials_failure_text_starts_as_the_report_reads_it():
     from analysis.sanity import DIVERGED
-    from sweeps.running.trainable import failure_text
+    from sweeps.spec.trial_contract import failure_text
 
     assert TrainingDiverged.__name__ == DIVERGED_FAILURE == DIVERGED
     text = failure_text(TrainingDiverged("loss became nan at step 3"))

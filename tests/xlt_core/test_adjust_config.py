@@ -5,8 +5,8 @@ import pytest
 
 from sweeps import adjust_ner, adjust_qa, adjust_xnli, adjust_xsr
 from sweeps.cli import apply_overrides, resolve_paths
-from sweeps.experiment import experiment_spec
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.data.parallel import check_parallel
 from xlt_core.errors import ConfigError

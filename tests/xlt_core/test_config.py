@@ -11,9 +11,9 @@ from conftest import scaled_timeout
 
 import sweeps
 from sweeps.cli import SETTABLE, apply_overrides, build_parser
-from sweeps.experiment import experiment_spec
-from sweeps.planning.spaces import hyperparameter_names
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.spaces import hyperparameter_names
+from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import HYPERPARAMETER_NAMES, STUDY_SETTINGS, TrialConfig, parse_assignments
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_resources

@@ -10,7 +10,7 @@ from huggingface_hub.errors import OfflineModeIsEnabled, RepositoryNotFoundError
 
 from sweeps import ear_xnli
 from sweeps.cli import resolve_paths
-from sweeps.experiment import experiment_spec
+from sweeps.spec.experiment import experiment_spec
 from sweeps.running.runner import check_sweep
 from xlt_core.config import TrialConfig
 from xlt_core.data import hub_presence

@@ -72,7 +72,7 @@ import json, sys
 import sweeps.running.runner, sweeps.running.search, sweeps.running.trainable
 from sweeps import adjust_ner, adjust_qa, adjust_xsr, ear_pawsx, ear_xnli
 from sweeps.cli import resolve_paths
-from sweeps.experiment import experiment_spec
+from sweeps.spec.experiment import experiment_spec
 cache_dir, data_dir = sys.argv[1], sys.argv[2] or None
 for script in (ear_xnli, ear_pawsx, adjust_ner, adjust_qa, adjust_xsr):
     spec = experiment_spec(script, "smoke", data_dir)

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from sweeps import ear_xnli
-from sweeps.experiment import experiment_spec
+from sweeps.spec.experiment import experiment_spec
 from xlt_core import config, registry
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError

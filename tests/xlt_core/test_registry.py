@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from conftest import scaled_timeout
 
-from sweeps.planning import cost_model, spaces
+from sweeps.planning import cost_model
+from sweeps.spec import spaces
 from xlt_core import config, registry
 from xlt_core.config import TrialConfig
 from xlt_core.data.examples import PairExample

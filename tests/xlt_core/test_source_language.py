@@ -7,8 +7,8 @@ import pytest
 from tiny_trials import TINY_TRIAL
 
 from sweeps import ear_source_language
-from sweeps.experiment import experiment_spec
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.experiment import experiment_spec
+from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import TrialConfig
 from xlt_core.data import pawsx, xnli
 from xlt_core.data.examples import PairExample

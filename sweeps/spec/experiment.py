@@ -1,6 +1,6 @@
 """What the sweep scripts share: `SweepSpec`, `experiment_spec` (a script's module to its
 `SweepSpec`), the smoke budget, a paper preset's settings from its paper card
-(`sweeps/paper_cards.py`), the smoke data's languages and the data settings. Each experiment
+(`sweeps/spec/paper_cards.py`), the smoke data's languages and the data settings. Each experiment
 itself (grids, seeds, test, selection metric, trial settings) is written out as data in its
 own script, `sweeps/<name>.py`; what the scripts of one paper share lives in
 `sweeps/families/`, never in another script.
@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from sweeps.paper_cards import PAPER_PRESET, Departure, PaperCard, load_card, sweep_departures
-from sweeps.planning.spaces import with_setting
-from sweeps.running.trial_request import trial_config
+from sweeps.spec.paper_cards import PAPER_PRESET, Departure, PaperCard, load_card, sweep_departures
+from sweeps.spec.spaces import with_setting
+from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import MAX_SEED, TrialConfig
 from xlt_core.errors import ConfigError
 
@@ -43,7 +43,7 @@ class SweepSpec:
     points: list[dict]
     seeds: list[int]
     # None: 1 CPU, or with --trials-per-gpu a share of a GPU node's CPUs
-    # (sweeps/running/resources.py).
+    # (sweeps/planning/trial_resources.py).
     cpus_per_trial: float | None = None
     preset: str = "smoke"
     strategy: str = "grid"
@@ -107,6 +107,14 @@ class SweepSpec:
         if self._configs is None or self._configs[0] != key:
             self._configs = (key, [self.trial_config(point) for point in self.points])
         return list(self._configs[1])
+
+    def baseline_points(self) -> list[dict]:
+        """The points without hyperparameters: plain fine-tuning of the original encoder."""
+        return [
+            point
+            for point, config in zip(self.points, self.configs())
+            if not config.hyperparameter_names()
+        ]
 
     def confirmation_seeds(self) -> list[int]:
         """The confirmation phase's fresh seeds, `confirm_seeds` of them (default as many as

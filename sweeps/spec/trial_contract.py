@@ -1,4 +1,6 @@
-"""What the driver asks of a Ray Tune trial, and how it travels: `TrialRequest`.
+"""The trial contract: what the driver asks of a Ray Tune trial and how it travels
+(`TrialRequest`), and what a trial reports back (the keys of its final result, its failure
+text, its checkpoint read back).
 
 The driver writes a phase's request into Tune's `param_space` (`to_space`); Tune resolves it
 into one space per trial (a grid over points and seeds, or a sampled point) and hands that to
@@ -9,18 +11,24 @@ restores them with `--resume`, so the keys stay the ones earlier sweeps wrote.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from xlt_core.config import TrialConfig
-from xlt_core.errors import ConfigError
+from xlt_core.errors import ConfigError, TrainingDiverged
+from xlt_core.temp_folders import owned_temporary_directory
+from xlt_schema import DIVERGED_FAILURE
 
+# Keys of a trial's final Ray result that the runner reads.
+TRIAL_COMPLETE = "trial_complete"  # the trial ran to its end (not stopped early by ASHA)
+MLFLOW_LOGGED = "mlflow_logged"  # False: the results wait in the checkpoint to be re-logged
+MLFLOW_RUN_ID = "mlflow_run_id"
+FAILURE = "failure"
 # The keys of every trial's space. `log_model` and `search_seeds` are optional.
 REQUIRED_KEYS = ("base", "point", "seed", "threads", "experiment_id", "parent_run_id", "phase")
 # Tune's Repeater (`set_index=True`) numbers the repeats of a sampled configuration here.
 TRIAL_INDEX = "__trial_index__"
-# Tune's own longest `<trainable>_<trial id>_<tag>` in a trial directory's name (Ray 2.60).
-TUNE_DIRNAME_LENGTH = 130
 
 
 def trial_config(
@@ -117,22 +125,18 @@ class TrialRequest:
         )
 
 
-def tune_trial_name(trial) -> str:
-    """Tune's name of a trial (`TuneConfig.trial_name_creator`): its MLflow run's
-    (`TrialRequest.run_name`), from the space Tune resolved for it. A sampled configuration
-    that is not valid keeps Tune's default name: the trial fails on it in its worker."""
-    try:
-        return TrialRequest.from_space(trial.config).run_name()
-    except ConfigError:
-        return f"{trial.trainable_name}_{trial.trial_id}"
+def failure_text(error: BaseException) -> str:
+    """What a failed trial's run says in its failure tag (and Tune in its result): the error's
+    class and message. A diverged loss's starts with DIVERGED_FAILURE, which analysis reads."""
+    kind = DIVERGED_FAILURE if isinstance(error, TrainingDiverged) else type(error).__name__
+    return f"{kind}: {error}"
 
 
-def tune_trial_dirname(trial) -> str:
-    """The trial's directory name as Tune names it without a custom trial name (Ray 2.60's
-    `Trial._generate_dirname`: `<trainable>_<trial id>_<tag>_<date>`), which would otherwise
-    follow the run name (`tune_trial_name`; its spaces and `=`): tools and tests find a trial's
-    directory by its Tune trial id."""
-    from ray.tune.utils import date_str
-
-    name = f"{trial.trainable_name}_{trial.trial_id}_{trial.experiment_tag}"
-    return f"{name[:TUNE_DIRNAME_LENGTH]}_{date_str()}".replace("/", "_")
+@contextlib.contextmanager
+def checkpoint_copy(checkpoint) -> Iterator[str]:
+    """A local copy of a Ray checkpoint in a private (0700) folder, deleted when the block
+    ends. Not a bare `Checkpoint.to_directory()`: that copies into a world-readable
+    `checkpoint_tmp_*` folder in the system temp directory that nothing deletes (a model
+    and its optimizer state: ~2 GB at mBERT size)."""
+    with owned_temporary_directory("xlt-checkpoint-") as directory:
+        yield checkpoint.to_directory(directory)

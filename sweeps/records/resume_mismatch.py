@@ -11,9 +11,9 @@ from pathlib import Path
 
 import yaml
 
-from sweeps.planning.sweep_file import SWEEP_FILE_ARTIFACT
 from sweeps.records import tracking
 from xlt_core.errors import ConfigError
+from xlt_schema import SWEEP_FILE_ARTIFACT
 from xlt_schema.tracking_store import redact
 
 # At most this many points named on each side of a changed grid.

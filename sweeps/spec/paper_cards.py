@@ -16,7 +16,7 @@ built from its card:
     card.point_settings("ear_xnli")  # {"m": 3}: set in every point that has m
     seeds = card.seeds("ear_xnli")
 
-(`sweeps/experiment.py`'s `paper_settings`, `paper_points` and `paper_seeds` do it for a
+(`sweeps/spec/experiment.py`'s `paper_settings`, `paper_points` and `paper_seeds` do it for a
 sweep script.)
 
 Torch-free: the dry run imports it.
@@ -37,8 +37,8 @@ from xlt_core.config import HYPERPARAMETER_NAMES, coerce_setting, setting_names
 from xlt_core.errors import ConfigError
 from xlt_schema import SELECTION_ON_TEST
 
-CARDS_DIR = Path(__file__).parent / "papers"
-SWEEPS_DIR = Path(__file__).parent
+CARDS_DIR = Path(__file__).parents[1] / "papers"
+SWEEPS_DIR = Path(__file__).parents[1]
 PAPER_PRESET = "paper"
 # The preset of the authors' released code, where a card has one.
 RELEASED_PRESET = "released"
