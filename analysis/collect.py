@@ -1,13 +1,14 @@
 """Read a finished sweep back from MLflow: its parent run, its trial runs and their scores.
 
-This is the only module of ``analysis`` that talks to the tracking server; everything
-downstream works on the pandas/numpy objects returned here.
+Part of the reading layer (``analysis.READING_LAYER``): everything downstream works on the
+plain objects returned here: the trials table (:mod:`analysis.frames`), the parent run
+(:class:`~analysis.sweep_parent.SweepParent`) and the per-example scores
+(:class:`~analysis.example_scores.PerExampleScores`, which :class:`ExampleScores` loads).
 """
 
 import array
 import json
 import logging
-import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -24,6 +25,8 @@ from mlflow.exceptions import MlflowException
 from mlflow.store.artifact.artifact_repository_registry import get_artifact_repository
 from mlflow.store.artifact.local_artifact_repo import LocalArtifactRepository
 
+from analysis.example_scores import PerExampleScores
+from analysis.frames import HYPERPARAMETERS_COLUMN, AnalysisError, example_artifact
 from analysis.sweep_parent import SweepParent
 from xlt_schema import (
     ADAPTATION_TAG,
@@ -41,7 +44,6 @@ from xlt_schema import (
     REPORT_PHASE_TAG,
     ROLE_TAG,
     TRIAL_ROLE,
-    example_scores_key,
     parse_metric_key,
 )
 from xlt_schema.log import progress_due
@@ -49,13 +51,6 @@ from xlt_schema.tracking_store import sqlite_problem, take_credentials
 
 logger = logging.getLogger(__name__)
 
-SOURCE_LANGUAGE = "en"
-
-# Columns that identify a trial; every other non-metric column is a setting (a param).
-IDENTITY_COLUMNS = ("run_id", "config_key", "config_label", "method", "adaptation", "seed")
-TIDY_COLUMNS = (*IDENTITY_COLUMNS, "split", "lang", "metric", "value")
-# The names of the run's own hyperparameters (a tuple; its method's and its adaptation's).
-HYPERPARAMETERS_COLUMN = "hyperparameters"
 # The identity columns read from the trial run's tags, and each one's tag.
 _TAG_COLUMNS = {
     "config_key": CONFIG_KEY_TAG,
@@ -69,12 +64,6 @@ COMPACT_FIELDS = ("predictions", "labels")
 DOWNLOAD_THREADS = 8
 # MLflow's switch for its download progress bars.
 PROGRESS_BAR_VARIABLE = MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR.name
-_NOT_SET = "none"  # how the sweep logs a setting that does not apply to the run
-
-
-class AnalysisError(ValueError):
-    """The tracking server does not hold what the analysis needs; the message says what is
-    missing."""
 
 
 def connect(tracking_uri: str) -> MlflowClient:
@@ -99,76 +88,11 @@ def connect(tracking_uri: str) -> MlflowClient:
     return MlflowClient(tracking_uri=tracking_uri, registry_uri=tracking_uri)
 
 
-def param_value(text: str):
-    """A logged param string back as int or float when it looks numeric.
-
-    ``none`` reads None: sweeps of 0.2.0 logged unset settings and other methods'
-    hyperparameters so (now they log no param for them: a missing column is not applicable)."""
-    if text.lower() == _NOT_SET:
-        return None
-    for convert in (int, float):
-        try:
-            value = convert(text)
-        except ValueError:
-            continue
-        if math.isfinite(value):
-            return value
-    return text
-
-
-def metric_columns(trials: pd.DataFrame) -> list[str]:
-    """The evaluation metric columns of a trials table."""
-    return [column for column in trials.columns if parse_metric_key(column) is not None]
-
-
-def hyperparameter_columns(trials: pd.DataFrame) -> list[str]:
-    """The setting columns of a trials table: every param but the identity columns (method,
-    adaptation, seed). The run's own hyperparameters among them are in
-    ``HYPERPARAMETERS_COLUMN`` (see :func:`recorded_hyperparameters`)."""
-    metrics = set(metric_columns(trials))
-    skip = {*IDENTITY_COLUMNS, HYPERPARAMETERS_COLUMN, *metrics}
-    return [column for column in trials.columns if column not in skip]
-
-
-def run_hyperparameters(trials: pd.DataFrame) -> pd.Series:
-    """Per row, the names of that run's own hyperparameters, as the sweep recorded them
-    (tag ``xlt.hyperparameters``). Empty for runs of older sweeps, which did not record
-    them: analysis then treats none of their columns as hyperparameters."""
-    if HYPERPARAMETERS_COLUMN not in trials.columns:
-        return pd.Series([()] * len(trials), index=trials.index, dtype=object)
-    return trials[HYPERPARAMETERS_COLUMN].map(lambda names: tuple(names) if names else ())
-
-
-def recorded_hyperparameters(trials: pd.DataFrame) -> list[str]:
-    """The union of the runs' recorded hyperparameters, in the order they first appear
-    (e.g. ``alpha, beta, layer, m`` for an EAR sweep, plus ``epsilon, adv_steps,
-    adv_step_scale`` when it also ran ADV). Empty when no run recorded any."""
-    names: dict[str, None] = {}
-    for run_names in run_hyperparameters(trials):
-        names.update(dict.fromkeys(run_names))
-    return list(names)
-
-
 def _parse_hyperparameters_tag(value: str | None) -> tuple[str, ...]:
     """The names in a ``xlt.hyperparameters`` tag (comma-separated; "" or absent: none)."""
     if not value:
         return ()
     return tuple(name.strip() for name in value.split(",") if name.strip())
-
-
-def split_languages(trials: pd.DataFrame, split: str, pairs: bool = False) -> list[str]:
-    """Languages with a metric on ``split``: the source language first, then alphabetical.
-
-    Single languages by default; with ``pairs`` only the generalized-evaluation pairs
-    (``en-es``: first sentence in English, second in Spanish).
-    """
-    keys = (parse_metric_key(column) for column in metric_columns(trials))
-    languages = {
-        lang
-        for key_split, lang, _ in keys
-        if key_split == split and is_language_pair(lang) == pairs
-    }
-    return sorted(languages, key=lambda lang: (lang != SOURCE_LANGUAGE, lang))
 
 
 def _search_all_runs(
@@ -355,75 +279,25 @@ def collect_trials(
     return trials_table(finished_trial_runs(client, parent_run_id, phase))
 
 
-def metric_splits(trials: pd.DataFrame) -> list[str]:
-    """Evaluation splits with a logged metric: dev, test, then others (e.g. mixed)
-    alphabetically."""
-    order = {"dev": 0, "test": 1}
-    splits = {parse_metric_key(column)[0] for column in metric_columns(trials)}
-    return sorted(splits, key=lambda split: (order.get(split, 2), split))
+class ExampleScores(PerExampleScores):
+    """Per-example scores read from the trial runs' ``predictions/`` artifacts, each file
+    read once, when a computation first asks for it (see
+    :class:`~analysis.example_scores.PerExampleScores`).
 
-
-DEV_SPLIT = "dev"
-
-
-def evaluation_splits(trials: pd.DataFrame) -> list[str]:
-    """The splits a report tests the selection on: every split but dev (which selects) on
-    which some trial logged a single language."""
-    return [
-        split
-        for split in metric_splits(trials)
-        if split != DEV_SPLIT and split_languages(trials, split)
-    ]
-
-
-def tidy_metrics(trials: pd.DataFrame) -> pd.DataFrame:
-    """Long form of the evaluation metrics: one row per (run, split, lang, metric)."""
-    long = trials.melt(
-        id_vars=list(IDENTITY_COLUMNS),
-        value_vars=metric_columns(trials),
-        var_name="key",
-        value_name="value",
-    ).dropna(subset=["value"])
-    parts = long["key"].str.split("/", expand=True).reindex(columns=range(3))
-    long = long.assign(
-        split=parts[0], lang=parts[1], metric=parts[2], value=long["value"].astype(float)
-    )
-    return long[list(TIDY_COLUMNS)].reset_index(drop=True)
-
-
-def example_artifact(split: str, lang: str) -> str:
-    """The per-example artifact of ``split``/``lang``, e.g. ``predictions/test-en-es.json``."""
-    return f"{PREDICTIONS_DIR}/{example_scores_key(split, lang)}.json"
-
-
-def is_language_pair(lang: str) -> bool:
-    """True for a generalized-evaluation pair such as ``en-es`` (first sentence's language
-    first)."""
-    return "-" in lang
-
-
-class ExampleScores:
-    """Per-example artifacts of trial runs, read once each and kept in memory.
-
-    An artifact holds ``scores`` (one number per example, in the data's order) and may
-    hold ``counts`` (one list of k counts per example, e.g. NER's [tp, fp, fn]) with the
-    ``metric`` they make up (e.g. ``f1``). ``artifact_uris`` (run id -> the run's artifact
-    URI, as a search returned it) spares a ``get_run`` per run; the predictions folders of
-    every run named there are fetched together, in threads, when the first is needed.
+    ``artifact_uris`` (run id -> the run's artifact URI, as a search returned it) spares a
+    ``get_run`` per run; the predictions folders of every run named there are fetched
+    together, in threads, when the first is needed.
     """
 
     def __init__(self, client: MlflowClient, artifact_uris: Mapping[str, str] | None = None):
+        super().__init__()
         self.client = client
         self._artifact_uris = dict(artifact_uris or {})
-        self._payloads: dict[tuple[str, str], dict] = {}
         self._folders: dict[str, Path | AnalysisError] = {}
         self._scratch = tempfile.TemporaryDirectory(prefix="xlt-scores-")
 
-    def payload(self, run_id: str, split: str, lang: str) -> dict:
-        artifact = example_artifact(split, lang)
-        if (run_id, artifact) not in self._payloads:
-            self._payloads[run_id, artifact] = self._download(run_id, artifact)
-        return self._payloads[run_id, artifact]
+    def load_payload(self, run_id: str, split: str, lang: str) -> dict:
+        return self._download(run_id, example_artifact(split, lang))
 
     def _folder(self, run_id: str) -> Path:
         """The run's predictions folder (with those of the other known runs on first need)."""
@@ -491,50 +365,6 @@ class ExampleScores:
             if field in content:
                 content[field] = _compact(content[field])
         return content
-
-    def _stack(self, run_ids: list[str], split: str, lang: str, field: str) -> np.ndarray:
-        if not run_ids:
-            raise AnalysisError(f"no runs given to load {split}/{lang} {field} from")
-        values = [self.payload(run_id, split, lang)[field] for run_id in run_ids]
-        lengths = {run_id: len(run_values) for run_id, run_values in zip(run_ids, values)}
-        if len(set(lengths.values())) > 1:
-            listing = ", ".join(f"{run_id}: {length}" for run_id, length in lengths.items())
-            raise AnalysisError(
-                f"{example_artifact(split, lang)} holds a different number of "
-                f"examples per run ({listing}); runs can only be paired on the "
-                "same examples"
-            )
-        try:
-            return np.asarray(values, dtype=float)
-        except ValueError as error:
-            raise AnalysisError(
-                f"{example_artifact(split, lang)}: '{field}' must hold the same "
-                f"number of values for every example ({error})"
-            ) from error
-
-    def scores(self, run_ids: list[str], split: str, lang: str) -> np.ndarray:
-        """Per-example scores of each run, shaped (len(run_ids), n_examples)."""
-        return self._stack(run_ids, split, lang, "scores")
-
-    def counts(self, run_ids: list[str], split: str, lang: str) -> tuple[np.ndarray, str] | None:
-        """Per-example counts shaped (runs, examples, k) and their metric, or None when
-        any run's artifact has no ``counts``."""
-        payloads = [self.payload(run_id, split, lang) for run_id in run_ids]
-        if not all("counts" in payload for payload in payloads):
-            return None
-        metrics = {payload.get("metric") for payload in payloads}
-        if len(metrics) != 1:
-            raise AnalysisError(
-                f"{example_artifact(split, lang)} declares different metrics "
-                f"per run: {sorted(map(str, metrics))}"
-            )
-        counts = self._stack(run_ids, split, lang, "counts")
-        if counts.ndim != 3:
-            raise AnalysisError(
-                f"{example_artifact(split, lang)}: 'counts' must be one list of "
-                f"counts per example; got shape {counts.shape[1:]}"
-            )
-        return counts, metrics.pop()
 
 
 def _as_array(values):

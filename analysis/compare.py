@@ -16,14 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.collect import (
-    SOURCE_LANGUAGE,
-    ExampleScores,
-    connect,
-    evaluation_splits,
-    split_languages,
-    tidy_metrics,
-)
+from analysis.collect import connect
+from analysis.example_scores import PerExampleScores
+from analysis.frames import SOURCE_LANGUAGE, evaluation_splits, split_languages, tidy_metrics
 from analysis.papers import (
     GENERALIZED,
     load_published_results,
@@ -45,7 +40,8 @@ from analysis.select import (
     select_best,
 )
 from analysis.stats import DEFAULT_TEST
-from analysis.sweep_records import ComparedSweep, read_compared_sweep
+from analysis.sweep_data import ComparedSweep
+from analysis.sweep_records import read_compared_sweep
 from analysis.tables import Table, to_latex, to_markdown
 
 MARKDOWN_NAME = "compare.md"
@@ -105,7 +101,7 @@ def method_selections(trials: pd.DataFrame, metric: str, baseline_method: str) -
 
 
 def _significance(
-    scores: ExampleScores,
+    scores: PerExampleScores,
     trials: pd.DataFrame,
     config_key: str,
     split: str,

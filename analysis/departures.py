@@ -1,26 +1,12 @@
 """The report's "Departures from the paper" section: what a paper preset's sweep changed from
 its paper, as the sweep logged it on the parent run (`xlt.paper` tag and the
-`paper/departures.json` artifact, written from the paper card `sweeps/papers/<paper>.yaml`).
-A sweep of no paper preset has neither: the report then has no such section."""
+`paper/departures.json` artifact, written from the paper card `sweeps/papers/<paper>.yaml`;
+read by `analysis.sweep_records.read_departures`). A sweep of no paper preset has neither:
+the report then has no such section."""
 
-from __future__ import annotations
-
-from mlflow.entities import Run
-from mlflow.tracking import MlflowClient
-
-from analysis.collect import json_artifact
 from analysis.papers import UNDRAWN_FIGURES
-from xlt_schema import DEPARTURES_ARTIFACT, PAPER_TAG
 
 TITLE = "Departures from the paper"
-
-
-def read_departures(client: MlflowClient, parent: Run) -> dict | None:
-    """The parent run's departures ({"paper", "citation", "departures": [...]}), or None
-    when the sweep was no paper preset's."""
-    if PAPER_TAG not in parent.data.tags:
-        return None
-    return json_artifact(client, parent.info.run_id, DEPARTURES_ARTIFACT)
 
 
 def departures_section(logged: dict | None) -> list[str]:

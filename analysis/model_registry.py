@@ -17,7 +17,8 @@ from mlflow import MlflowClient
 from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 
-from analysis.collect import AnalysisError
+from analysis.frames import AnalysisError
+from analysis.publication import AliasHolder, Registration
 
 MODEL_ARTIFACT = "model"
 # The sweep's parent-run param that says whether its trials logged their models.
@@ -40,33 +41,6 @@ class SweepStamp:
     parent_run_id: str
     end_time: int  # ms since the epoch; 0 while the run has not ended
     complete: bool
-
-
-@dataclass(frozen=True)
-class AliasHolder:
-    """The model version an alias points to and the sweep it came from (None: untagged)."""
-
-    version: str
-    sweep_run_id: str | None
-    sweep_end_time: int | None
-    run_id: str | None = None  # the run whose model the version is
-
-
-@dataclass(frozen=True)
-class Registration:
-    """What happened to the selected model: registered (name, version, alias) or why not,
-    and which version holds the alias afterwards."""
-
-    run_id: str
-    registered: bool
-    model_name: str
-    alias: str
-    version: str | None = None
-    source: str | None = None
-    reason: str = ""
-    alias_moved: bool = False
-    holder: AliasHolder | None = None  # who holds the alias after this registration
-    alias_reason: str = ""  # why the alias did not move to this version
 
 
 def best_seed_run(trials: pd.DataFrame, config_key: str, metric: str) -> str:

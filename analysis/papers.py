@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.collect import AnalysisError, param_value
+from analysis.frames import AnalysisError, param_value
 from xlt_schema import NO_ADAPTATION
 
 PUBLISHED_RESULTS = Path(__file__).with_name("published_results.tsv")

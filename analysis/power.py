@@ -40,12 +40,19 @@ sees the run-level term, so it too rejects more than alpha when either varies.
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, special, stats
 
+from analysis.frames import AnalysisError, split_languages
+from analysis.select import (
+    SIGNIFICANCE_LEVEL,
+    baseline_config_key,
+    default_selection_metric,
+    paired_run_ids,
+    tested_counts,
+)
 from analysis.stats import (
     COUNT_STATISTICS,
     DEFAULT_TEST,
@@ -53,14 +60,8 @@ from analysis.stats import (
     crossed_df,
     mean_squares,
 )
+from analysis.sweep_data import PilotSweep
 from analysis.tables import markdown_table
-
-if TYPE_CHECKING:
-    from analysis.sweep_records import PilotSweep
-
-# The tables read a sweep from MLflow (analysis.collect, analysis.select); those imports wait
-# for them, so that the pure functions load without MLflow (a sweep's dry run, the runner's
-# decisions between rounds of seeds import analysis.sequential, which uses them).
 
 TARGET_POWER = 0.8
 DEFAULT_ALPHA = 0.05
@@ -288,8 +289,6 @@ def _compared_scores(scores, system_ids, baseline_ids, split, lang, test):
     averages: for the permutation test on per-example counts with a metric of
     COUNT_STATISTICS (NER's entity F1, as analysis.select.compare_configs tests it), each
     unit's first-order contribution to the pooled metric; else the per-example scores."""
-    from analysis.collect import AnalysisError
-    from analysis.select import tested_counts
 
     tested = tested_counts(scores, system_ids, baseline_ids, split, lang, test)
     if tested:
@@ -327,8 +326,6 @@ def _power_figures(components: VarianceComponents, seeds: int, question: _Questi
 
 def _comparison_rows(scores, trials, config_key, baseline_key, targets, question: _Question):
     """One row per (split, lang) in ``targets`` where both configurations logged scores."""
-    from analysis.collect import AnalysisError
-    from analysis.select import paired_run_ids
 
     try:
         system_ids, baseline_ids, run_seeds = paired_run_ids(trials, config_key, baseline_key)
@@ -367,8 +364,8 @@ def power_table(
     (80% power at ``alpha``), the test's actual false-positive rate under that seed variance,
     and with ``target_difference`` (a fraction, 0.005 for half a point) the seeds it would
     need. Differences are in score units (for NER's pooled entity F1 under the permutation
-    test, in F1). ``scores``: an :class:`analysis.collect.ExampleScores`."""
-    from analysis.collect import parse_metric_key, split_languages
+    test, in F1). ``scores``: a :class:`analysis.example_scores.PerExampleScores`."""
+    from xlt_schema import parse_metric_key
 
     key = parse_metric_key(selection_metric)
     targets = [key[:2]] if key else []
@@ -508,16 +505,16 @@ def pilot_lines(
 ) -> list[str]:
     """A dry run's power statement for a sweep of ``seeds`` seeds, from the newest finished
     sweep of experiment ``pilot`` on ``tracking_uri`` (read only, by the reading layer)."""
+    # The reading layer, imported when a dry run asks: this module loads without MLflow.
     from analysis.sweep_records import read_pilot_sweep
 
     return pilot_power_lines(read_pilot_sweep(tracking_uri, pilot), seeds, target_points)
 
 
 def pilot_power_lines(
-    pilot: "PilotSweep", seeds: int, target_points: float | None = None
+    pilot: PilotSweep, seeds: int, target_points: float | None = None
 ) -> list[str]:
     """:func:`pilot_lines` on the pilot sweep as the reading layer read it."""
-    from analysis.select import SIGNIFICANCE_LEVEL, baseline_config_key, default_selection_metric
 
     trials, test = pilot.trials, DEFAULT_TEST
     metric = pilot.parent.params.get("selection_metric") or default_selection_metric(trials)

@@ -5,7 +5,6 @@ files are written locally, nothing goes to the tracking server or the registry."
 
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from mlflow import MlflowClient
@@ -15,12 +14,12 @@ from mlflow.utils.validation import MAX_METRICS_PER_BATCH
 from analysis.mlflow_ui import log_summary, summary_metrics, summary_tags
 from analysis.model_registry import (
     CHAMPION_ALIAS,
-    Registration,
     SweepStamp,
     alias_holder,
     best_seed_run,
     register_champion,
 )
+from analysis.publication import Registration, ReportTexts
 from analysis.seed_summary import seed_summary_metrics
 from analysis.select import TEST_SPLIT
 from analysis.sweep_analysis import SweepAnalysis
@@ -31,27 +30,6 @@ REPORT_ARTIFACT_DIR = "report"
 MARKDOWN_NAME = "report.md"
 LATEX_NAME = "report.tex"
 JSON_NAME = "selected_config.json"
-
-
-@dataclass(frozen=True)
-class Publication:
-    """What publishing adds that the report's text names: the plots drawn, the model
-    registry's outcome (None: registration was not asked for) and the MLflow UI page of the
-    sweep's runs with the command that serves it ("" when the tracking URI is a server)."""
-
-    plots: tuple[str, ...] = ()
-    registration: Registration | None = None
-    ui_address: str = ""
-    ui_command: str = ""
-
-
-@dataclass(frozen=True)
-class ReportTexts:
-    """The report's files, rendered (analysis.render.render_report)."""
-
-    markdown: str  # report.md
-    latex: str  # report.tex
-    json: str  # selected_config.json
 
 
 def report_directory(out_dir: str | None) -> Path:

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.collect import DEV_SPLIT, parse_metric_key, split_languages
 from analysis.departures import departures_pointer, departures_section
 from analysis.effect_sizes import AVERAGE, MIN_SEEDS_FOR_INTERVAL
-from analysis.model_registry import Registration
-from analysis.publish import Publication, ReportTexts
+from analysis.frames import DEV_SPLIT, split_languages
+from analysis.publication import Publication, Registration, ReportTexts
+from analysis.sections.selection import is_baseline_selection
 from analysis.select import (
     CONFIG_COLUMNS,
     MIN_VERDICT_SEEDS,
@@ -24,7 +24,7 @@ from analysis.select import (
     Selection,
 )
 from analysis.stats import CONFIDENCE_LEVEL, SEED_AVERAGED_TESTS
-from analysis.sweep_analysis import SweepAnalysis, is_baseline_selection
+from analysis.sweep_analysis import SweepAnalysis
 from analysis.tables import Table, markdown_table, to_latex, to_markdown
 from analysis.verdict import (
     NO_EXAMPLE_DIFFERENCE,
@@ -36,7 +36,7 @@ from analysis.verdict import (
     selected_on_test,
 )
 from analysis.verdict_runs import VerdictRuns
-from xlt_schema import NO_ADAPTATION
+from xlt_schema import NO_ADAPTATION, parse_metric_key
 
 TWO_SEED_CAVEAT = (
     " With 2 seeds per side, eps_min is below 0.2 only when both selected seeds score above "
@@ -182,6 +182,8 @@ def _papers_sections(analysis: SweepAnalysis) -> list[str]:
         lines += [*_with_pointer(list(analysis.reproduction_lines), pointer), ""]
     if analysis.preset_lines:
         lines += [*analysis.preset_lines, ""]
+    for section in analysis.section_lines:  # the sections that render themselves
+        lines += [*section, ""]
     return lines
 
 

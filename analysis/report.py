@@ -20,20 +20,20 @@ import pandas as pd
 
 from analysis.collect import connect
 from analysis.mlflow_ui import ui_address, ui_command
-from analysis.model_registry import Registration
 from analysis.papers import PUBLISHED_RESULTS
+from analysis.publication import Publication, Registration
 from analysis.publish import (
     REPORT_ARTIFACT_DIR,
-    Publication,
     draw_plots,
     publish_report,
     register_selection,
     report_directory,
 )
 from analysis.render import format_mean_std, read_only_note, render_report
+from analysis.section import ReportOptions
 from analysis.select import DEFAULT_BASELINE_METHOD, DEFAULT_CORRECTION, TEST_SPLIT, Selection
 from analysis.stats import DEFAULT_TEST
-from analysis.sweep_analysis import ReportOptions, SweepAnalysis, analyse_sweep
+from analysis.sweep_analysis import SweepAnalysis, analyse_sweep
 from analysis.sweep_records import read_sweep
 from analysis.verdict import Verdict
 

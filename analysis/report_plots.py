@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.collect import (
+from analysis.frames import (
     param_value,
-    parse_metric_key,
     recorded_hyperparameters,
     run_hyperparameters,
     split_languages,
@@ -33,6 +32,7 @@ from analysis.probing_stages import ProbingStages, probing_stages_figure
 from analysis.reproduction import BASELINE_ROLE, SELECTED_ROLE
 from analysis.select import TEST_SPLIT
 from analysis.sweep_analysis import SweepAnalysis
+from xlt_schema import parse_metric_key
 
 GAINS_PLOT = "gains_{split}.png"
 HEATMAP_PLOT = "transfer_heatmap.png"

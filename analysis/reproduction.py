@@ -23,13 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.collect import (
-    AnalysisError,
-    hyperparameter_columns,
-    metric_splits,
-    param_value,
-    parse_metric_key,
-)
+from analysis.frames import AnalysisError, hyperparameter_columns, metric_splits, param_value
 from analysis.papers import (
     AVERAGE,
     CITATIONS,
@@ -42,6 +36,7 @@ from analysis.papers import (
 )
 from analysis.select import default_selection_metric, select_best
 from analysis.tables import markdown_table
+from xlt_schema import parse_metric_key
 
 REPRODUCED, ABOVE, BELOW, ONE_SEED = "reproduced", "above", "below", "one seed"
 BASELINE_ROLE, SELECTED_ROLE, POINT_ROLE = "baseline", "selected", "published point"

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analysis.collect import AnalysisError, ExampleScores, parse_metric_key
-from xlt_schema import DIVERGED_FAILURE
+from analysis.example_scores import PerExampleScores
+from analysis.frames import AnalysisError
+from xlt_schema import DIVERGED_FAILURE, parse_metric_key
 
 LOSS_CURVE = "train/loss"  # the mean training loss since the previous evaluation, per step
 # |last| / |first| of a loss curve from which it counts as blown up (two orders of magnitude).
@@ -98,7 +99,7 @@ def one_class(payload: Mapping) -> str | None:
 
 
 def one_class_configs(
-    scores: ExampleScores, trials: pd.DataFrame, metric: str
+    scores: PerExampleScores, trials: pd.DataFrame, metric: str
 ) -> dict[str, dict[int, str]]:
     """config label -> {seed: the one class it predicted} for every seed of a configuration
     that predicted one class on the split and language of ``metric`` (from the predictions
@@ -177,7 +178,7 @@ def _config_means(trials: pd.DataFrame, metric: str) -> dict[str, float]:
     return trials.groupby("config_label")[metric].mean().dropna().to_dict()
 
 
-def _dev_labels(scores: ExampleScores, trials: pd.DataFrame, metric: str) -> list | None:
+def _dev_labels(scores: PerExampleScores, trials: pd.DataFrame, metric: str) -> list | None:
     """The gold labels of the selection metric's examples, when it is a classification
     accuracy whose per-example artifact records them (pair classification does)."""
     split, lang, name = parse_metric_key(metric)
@@ -200,7 +201,7 @@ class TrainingRecords:
 
 def sanity_warnings(
     records: TrainingRecords,
-    scores: ExampleScores,
+    scores: PerExampleScores,
     trials: pd.DataFrame,
     metric: str,
     baseline_label: str = "",

@@ -6,13 +6,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from analysis.collect import (
+from analysis.example_scores import PerExampleScores
+from analysis.frames import (
     AnalysisError,
-    ExampleScores,
     hyperparameter_columns,
     metric_columns,
     param_value,
-    parse_metric_key,
     run_hyperparameters,
     split_languages,
     tidy_metrics,
@@ -28,7 +27,7 @@ from analysis.stats import (
     SIGNIFICANCE_TESTS,
     run_significance_test,
 )
-from xlt_schema import BASELINE_METHOD, NO_ADAPTATION, PARALLEL_ITEMS_FIELD
+from xlt_schema import BASELINE_METHOD, NO_ADAPTATION, PARALLEL_ITEMS_FIELD, parse_metric_key
 
 DEFAULT_SELECTION_METRIC = "dev/en/accuracy"
 DEFAULT_BASELINE_METHOD = BASELINE_METHOD
@@ -309,7 +308,7 @@ def _check_choice(name: str, value: str, allowed) -> None:
 
 
 def tested_counts(
-    scores: ExampleScores, system_ids, reference_ids, split: str, lang: str, test: str
+    scores: PerExampleScores, system_ids, reference_ids, split: str, lang: str, test: str
 ) -> tuple[tuple, str] | None:
     """Both configurations' per-example counts and the name of the statistic the test
     compares on them, when ``test`` is the crossed or the permutation test and the artifacts
@@ -336,7 +335,7 @@ def _paired_languages(trials: pd.DataFrame, keys: tuple[str, str], split: str, t
 
 
 def compare_configs(
-    scores: ExampleScores,
+    scores: PerExampleScores,
     trials: pd.DataFrame,
     system_key: str,
     reference_key: str,
@@ -370,7 +369,7 @@ def compare_configs(
 
 
 def _language_comparison(
-    scores: ExampleScores,
+    scores: PerExampleScores,
     run_ids: tuple[list, list],
     split: str,
     lang: str,
@@ -401,7 +400,7 @@ def _language_comparison(
     }
 
 
-def _language_units(scores: ExampleScores, run_ids: tuple[list, list], split: str, lang: str):
+def _language_units(scores: PerExampleScores, run_ids: tuple[list, list], split: str, lang: str):
     """Both configurations' (seeds, examples) units of one language whose mean is its metric:
     the per-example scores, or for pooled count metrics (NER's f1) each sentence's
     linearised contribution (:data:`analysis.stats.LINEARISATIONS`)."""
@@ -417,7 +416,7 @@ def _language_units(scores: ExampleScores, run_ids: tuple[list, list], split: st
 
 
 def compare_average(
-    scores: ExampleScores,
+    scores: PerExampleScores,
     trials: pd.DataFrame,
     system_key: str,
     reference_key: str,
@@ -452,7 +451,7 @@ def compare_average(
 
 
 def declared_parallel(
-    scores: ExampleScores, run_ids: tuple[list, list], split: str, languages: list[str]
+    scores: PerExampleScores, run_ids: tuple[list, list], split: str, languages: list[str]
 ) -> bool | None:
     """Whether the compared runs' artifacts on ``split`` declare its languages translations
     of one item set (xlt_schema.PARALLEL_ITEMS_FIELD): True when every one does, None when
@@ -486,7 +485,7 @@ def _with_corrections(table: pd.DataFrame, correction: str) -> pd.DataFrame:
 
 
 def compare_to_baseline(
-    scores: ExampleScores,
+    scores: PerExampleScores,
     trials: pd.DataFrame,
     config_key: str,
     split: str = TEST_SPLIT,
@@ -500,7 +499,7 @@ def compare_to_baseline(
 
 
 def significance_marks(
-    scores: ExampleScores,
+    scores: PerExampleScores,
     trials: pd.DataFrame,
     baseline_key: str,
     reference_key: str | None,

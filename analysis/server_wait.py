@@ -14,7 +14,7 @@ import time
 
 import requests
 
-from analysis.collect import AnalysisError
+from analysis.frames import AnalysisError
 from xlt_schema.tracking_store import basic_auth, redact
 
 logger = logging.getLogger(__name__)

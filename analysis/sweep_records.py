@@ -1,36 +1,40 @@
-"""The read step of a report and of a comparison: everything they take from the tracking
-server about one sweep, read before anything is computed (:mod:`analysis.sweep_analysis`
-and :mod:`analysis.compare` read nothing themselves but the per-example scores, through
-:class:`~analysis.collect.ExampleScores`). The parent run is read once, into plain data
-(:class:`~analysis.sweep_parent.SweepParent`)."""
-
-from dataclasses import dataclass
+"""The read step of a report and of a comparison (reading layer: ``analysis.READING_LAYER``):
+everything they take from the tracking server about one sweep, read before anything is
+computed, into the plain records of :mod:`analysis.sweep_data`. The compute modules
+(:mod:`analysis.sweep_analysis` and its sections) read nothing themselves; the per-example
+scores reach them as :class:`~analysis.example_scores.PerExampleScores`, whose files
+:class:`~analysis.collect.ExampleScores` reads when a computation first asks for them. The
+parent run is read once, into plain data (:class:`~analysis.sweep_parent.SweepParent`)."""
 
 import pandas as pd
 from mlflow import MlflowClient
+from mlflow.entities import Run
 
 from analysis.collect import (
-    AnalysisError,
     ExampleScores,
     collect_trials,
     confirmation_runs,
     connect,
     find_parent_run,
     finished_trial_runs,
+    json_artifact,
     probing_distances,
     sweep_parent,
     trials_table,
 )
-from analysis.completeness import incomplete_note, is_complete, newest_complete_sweep
-from analysis.departures import read_departures
+from analysis.completeness import incomplete_note, is_complete
+from analysis.frames import AnalysisError
 from analysis.probing_stages import ProbingStages, stage_runs
 from analysis.reproduction_presets import COMPARED_PRESETS
 from analysis.sanity import LOSS_CURVE, TrainingRecords
+from analysis.sweep_data import ComparedSweep, PilotSweep, SweepRecords
 from analysis.sweep_parent import SweepParent
 from xlt_schema import (
     CONFIG_LABEL_TAG,
+    DEPARTURES_ARTIFACT,
     DIVERGED_FAILURE,
     FAILURE_TAG,
+    PAPER_TAG,
     PARENT_ROLE,
     PARENT_RUN_TAG,
     PHASE_TAG,
@@ -38,24 +42,6 @@ from xlt_schema import (
     ROLE_TAG,
     TRIAL_ROLE,
 )
-
-
-@dataclass(frozen=True)
-class SweepRecords:
-    """One sweep as its report reads it."""
-
-    experiment: str
-    parent: SweepParent
-    trials: pd.DataFrame  # analysis.collect.collect_trials: one row per finished trial
-    # The confirmation phase's finished trials (the same columns; empty without one): the
-    # selected configuration and the baseline on fresh seeds, where the verdict is decided.
-    confirmation: pd.DataFrame
-    scores: ExampleScores  # the trials' per-example artifacts, read when first asked
-    departures: dict | None  # a paper preset's departures, as logged (analysis/departures.py)
-    training: TrainingRecords  # diverged trials and loss curves (analysis/sanity.py)
-    # The trials of the newest complete sweep of this experiment under each other preset that
-    # reproduces a paper (paper / released), for the report's reproduction by preset.
-    other_presets: dict[str, pd.DataFrame]
 
 
 def read_sweep(
@@ -80,6 +66,14 @@ def read_sweep(
         training=read_training_records(client, trials, parent),
         other_presets=other_preset_trials(client, parent),
     )
+
+
+def read_departures(client: MlflowClient, parent: Run) -> dict | None:
+    """The parent run's departures ({"paper", "citation", "departures": [...]}), or None
+    when the sweep was no paper preset's."""
+    if PAPER_TAG not in parent.data.tags:
+        return None
+    return json_artifact(client, parent.info.run_id, DEPARTURES_ARTIFACT)
 
 
 def other_preset_trials(client: MlflowClient, parent: SweepParent) -> dict[str, pd.DataFrame]:
@@ -143,14 +137,31 @@ def read_training_records(
     )
 
 
-@dataclass(frozen=True)
-class ComparedSweep:
-    """One sweep as a comparison (:mod:`analysis.compare`) reads it."""
-
-    name: str  # the experiment, with the parent's state when the sweep is incomplete
-    params: dict  # the parent run's params
-    trials: pd.DataFrame  # analysis.collect.collect_trials: one row per finished trial
-    scores: ExampleScores  # the trials' per-example artifacts, read when first asked
+def newest_complete_sweep(
+    client: MlflowClient, experiment: str
+) -> tuple[SweepParent, pd.DataFrame]:
+    """The newest complete parent run of ``experiment`` with finished trials, and its trials
+    (:func:`analysis.collect.collect_trials`)."""
+    newest = sweep_parent(find_parent_run(client, experiment))
+    if is_complete(newest):
+        return newest, collect_trials(client, newest.run_id)
+    parents = client.search_runs(
+        [newest.experiment_id],
+        f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}'",
+        order_by=["attributes.start_time DESC"],
+        max_results=50000,
+    )
+    for parent in filter(is_complete, map(sweep_parent, parents)):
+        try:
+            return parent, collect_trials(client, parent.run_id)
+        except AnalysisError:  # no finished trial: as find_parent_run, look further back
+            continue
+    raise AnalysisError(
+        f"experiment {experiment!r} has no complete sweep with finished trials; its newest, "
+        f"parent run {newest.run_id}, is "
+        f"{incomplete_note(newest, len(collect_trials(client, newest.run_id)))} "
+        "(--include-incomplete compares it)"
+    )
 
 
 def read_compared_sweep(
@@ -184,16 +195,6 @@ def read_probing_stages(client: MlflowClient, trials: pd.DataFrame) -> ProbingSt
         if (found := probing_distances(client, run_id, state)) is not None
     }
     return ProbingStages(seed, distances) if len(distances) >= 2 else None
-
-
-@dataclass(frozen=True)
-class PilotSweep:
-    """A finished sweep whose runs size another's seeds (:func:`analysis.power.pilot_lines`)."""
-
-    experiment: str
-    parent: SweepParent
-    trials: pd.DataFrame  # analysis.collect.collect_trials: one row per finished trial
-    scores: ExampleScores  # the trials' per-example artifacts, read when first asked
 
 
 def read_pilot_sweep(tracking_uri: str, experiment: str) -> PilotSweep:

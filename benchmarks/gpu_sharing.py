@@ -1,7 +1,8 @@
 """K trials sharing one GPU, as a sweep with `--trials-per-gpu K` schedules them: Ray actors,
-each asking for the resources `sweeps.planning.trial_resources.trial_resources` gives a trial (1/K of a GPU
-and a K-th of the CPUs per GPU), each training an EAR model of mBERT-base's dimensions on
-the trials' batches (`xlt_core.train`'s step, length-grouped epochs, bf16 autocast on CUDA).
+each asking for the resources `sweeps.planning.trial_resources.trial_resources` gives a trial
+(1/K of a GPU and a K-th of the CPUs per GPU), each training an EAR model of mBERT-base's
+dimensions on the trials' batches (`xlt_core.train`'s step, length-grouped epochs, bf16
+autocast on CUDA).
 
 Ray's fractional GPUs are a scheduling count, not a partition: the K actors run their
 kernels on the same device at once, as a sweep's trials do. All K start together (a start

@@ -1,11 +1,12 @@
 """Tracking stores of paper-sized sweeps for the `scale` case, written as a real sweep writes
 them: a SQLite MLflow store with local artifacts, the parent run of the sweep script's paper
-preset (`sweeps.spec.experiment.experiment_spec`, `sweeps.records.tracking.start_parent_run`, its paper
-card's departures), one child run per trial tagged by `sweeps.running.trainable.trial_tags`, its
-curve points, final metrics and per-example artifacts written and logged by
-`sweeps.records.tracking.write_trial_results` / `log_trial_results`, the payloads made by the
-task's own scorer (`pair_encoding_and_scoring.score_predictions`). Only the numbers are drawn at
-random (accuracies around a per-configuration mean), so the statistics have work to do.
+preset (`sweeps.spec.experiment.experiment_spec`, `sweeps.records.tracking.start_parent_run`,
+its paper card's departures), one child run per trial tagged by
+`sweeps.running.trainable.trial_tags`, its curve points, final metrics and per-example
+artifacts written and logged by `sweeps.records.tracking.write_trial_results` /
+`log_trial_results`, the payloads made by the task's own scorer
+(`pair_encoding_and_scoring.score_predictions`). Only the numbers are drawn at random
+(accuracies around a per-configuration mean), so the statistics have work to do.
 """
 
 from __future__ import annotations
@@ -43,21 +44,23 @@ class StorePlan:
 
 def sweep_spec(plan: StorePlan):
     """The preset's SweepSpec with its points extended (or cut) to the plan's trials."""
+    import dataclasses
     import importlib
 
     from sweeps.spec.experiment import experiment_spec
 
     spec = experiment_spec(importlib.import_module(f"sweeps.{plan.script}"), "paper", None)
-    spec.seeds = spec.seeds[: plan.seeds or len(spec.seeds)]
+    seeds = spec.seeds[: plan.seeds or len(spec.seeds)]
+    base = dict(spec.base)
     if plan.languages:
-        spec.base["target_langs"] = spec.base["target_langs"][: plan.languages]
-    configurations = math.ceil(plan.trials / len(spec.seeds))
+        base["target_langs"] = base["target_langs"][: plan.languages]
+    configurations = math.ceil(plan.trials / len(seeds))
     extra = [
         {"method": "ear", "alpha": round(2.0 + 0.1 * k, 1), "beta": 0.1, "layer": 6}
         for k in range(max(0, configurations - len(spec.points)))
     ]
-    spec.points = (spec.points + extra)[:configurations]
-    return spec
+    points = (spec.points + extra)[:configurations]
+    return dataclasses.replace(spec, seeds=seeds, base=base, points=points)
 
 
 def parent_params(spec) -> dict:

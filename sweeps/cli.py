@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import gc
 import shlex
 import sys
@@ -22,7 +23,6 @@ from sweeps.planning.sweep_values import (
     POSITIVE,
     SCRIPT_SETTINGS,
     SETTABLE,
-    STRATEGIES,
     count_rule,
     value_from_text,
 )
@@ -31,6 +31,7 @@ from sweeps.safety.interruption import StopSignals, SweepInterrupted, signal_beh
 from sweeps.safety.storage_checks import StorageFull
 from sweeps.spec import spaces
 from sweeps.spec.experiment import PRESET_NAMES, SWEEP_SETTINGS, SweepSpec, experiment_spec
+from sweeps.spec.strategy import DEFAULT_STRATEGY, strategy_named, strategy_names
 from xlt_core.config import (
     HYPERPARAMETER_NAMES,
     coerce_setting,
@@ -133,11 +134,9 @@ def _add_sweep_arguments(parser: argparse.ArgumentParser, presets: tuple[str, ..
     )
     parser.add_argument(
         "--strategy",
-        choices=STRATEGIES,
-        help="(default grid, or the sweep file's) grid: every configuration with every seed, "
-        "plus the baseline; search: phase 1 samples the method's ranges (Optuna TPE, one "
-        "seed, ASHA early stopping on English dev), phase 2 re-runs the top_k configurations "
-        "and the baseline over every seed",
+        choices=strategy_names(),
+        help=f"(default {DEFAULT_STRATEGY}, or the sweep file's) "
+        + "; ".join(strategy_named(name).help for name in strategy_names()),
     )
 
 
@@ -216,7 +215,8 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
     """Apply `--set` values: hyperparameters fix their grid axis, sweep settings change the
     sweep, anything else changes every trial; `method` replaces the compared objective, last,
     so that its grid is checked against every other setting and its own hyperparameters fix
-    its axes. Values are validated with the trials."""
+    its axes. Values are validated with the trials. Returns a new spec; `spec` is left as
+    it was."""
     assignments = dict(assignments)
     method = assignments.pop("method", None)
     method_axes = {}
@@ -238,14 +238,15 @@ def apply_overrides(spec: SweepSpec, assignments: dict[str, str]) -> SweepSpec:
         if key == "seeds" and value.strip() == "auto":
             from sweeps.running.sequential_seeds import use_auto_seeds
 
-            use_auto_seeds(spec)
+            spec = use_auto_seeds(spec)
         elif key in SWEEP_SETTINGS:
-            setattr(spec, key, value_from_text(key, value))
+            spec = dataclasses.replace(spec, **{key: value_from_text(key, value)})
         elif key in HYPERPARAMETER_NAMES:
-            spec.fixed_axes[key] = coerce_setting(key, value)
-            spec.points = spaces.override_axis(spec.points, key, spec.fixed_axes[key])
+            fixed = {**spec.fixed_axes, key: coerce_setting(key, value)}
+            points = spaces.override_axis(spec.points, key, fixed[key])
+            spec = dataclasses.replace(spec, fixed_axes=fixed, points=points)
         elif key in SETTABLE:
-            spec.base[key] = coerce_setting(key, value)
+            spec = dataclasses.replace(spec, base={**spec.base, key: coerce_setting(key, value)})
         else:
             raise ConfigError(key, value, f"unknown setting; --set accepts {', '.join(SETTABLE)}")
     return spec if method is None else replace_method(spec, method, method_axes)
@@ -259,13 +260,15 @@ def _what_runs(spec: SweepSpec) -> str:
 
 
 def resolve_paths(spec: SweepSpec) -> SweepSpec:
+    """A new spec whose path settings are absolute, the cache directory's included."""
+    base = dict(spec.base)
     for key in PATH_SETTINGS:
-        if key == "parallel_data" and not is_local_parallel(spec.base.get(key)):
+        if key == "parallel_data" and not is_local_parallel(base.get(key)):
             continue
-        if spec.base.get(key) not in (None, "", "none"):
-            spec.base[key] = str(Path(spec.base[key]).expanduser().resolve())
-    spec.base.setdefault("cache_dir", str(Path(".cache/xlt").resolve()))
-    return spec
+        if base.get(key) not in (None, "", "none"):
+            base[key] = str(Path(base[key]).expanduser().resolve())
+    base.setdefault("cache_dir", str(Path(".cache/xlt").resolve()))
+    return dataclasses.replace(spec, base=base)
 
 
 def main(script: types.ModuleType, argv: list[str] | None = None) -> int:
@@ -328,8 +331,7 @@ def _sweep(script: types.ModuleType, args: argparse.Namespace) -> SweepSpec:
             uri = resolve_tracking_uri(args.tracking_uri)
             text = logged_sweep_text(uri, args.from_run)
             spec = load_sweep(text, f"--from-run {args.from_run}", script)
-        spec.strategy = args.strategy or spec.strategy
-        return spec
+        return dataclasses.replace(spec, strategy=args.strategy or spec.strategy)
     if args.data_dir and not Path(args.data_dir).is_dir():
         raise ConfigError(
             "--data-dir",
@@ -337,8 +339,7 @@ def _sweep(script: types.ModuleType, args: argparse.Namespace) -> SweepSpec:
             "an existing directory in the XTREME layout (e.g. xnli/train-en.tsv)",
         )
     spec = experiment_spec(script, args.preset or "smoke", args.data_dir)
-    spec.strategy = args.strategy or "grid"
-    return spec
+    return dataclasses.replace(spec, strategy=args.strategy or DEFAULT_STRATEGY)
 
 
 def _write_sweep_file(spec: SweepSpec, path: str | None) -> int:

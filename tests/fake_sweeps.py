@@ -10,7 +10,7 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric, Param
 from tracking_stores import tracking_store
 
-from analysis.collect import example_artifact
+from analysis.frames import example_artifact
 from xlt_schema import (
     ADAPTATION_TAG,
     COMPLETE_TAG,

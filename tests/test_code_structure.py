@@ -19,24 +19,26 @@ from pathlib import Path
 PACKAGES = ("xlt_core", "xlt_schema", "sweeps", "analysis", "benchmarks")
 MAX_FUNCTION_LINES = 60
 MAX_CLASS_LINES = 150
-# The analysis modules that read or write the tracking store; the others (selection,
-# comparison, sanity, power, statistics ...) compute on frames and arrays, so they can be
-# called without a tracking server.
-ANALYSIS_READING_LAYER = (
-    "analysis.__main__",
-    "analysis.collect",
-    "analysis.completeness",
-    "analysis.departures",
-    "analysis.mlflow_ui",
-    "analysis.publish",
-    "analysis.model_registry",
-    "analysis.sweep_records",
-)
 
 
 def project_root() -> Path:
     """The directory holding pyproject.toml, above this test wherever it lies in tests/."""
     return next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
+
+
+def declared_reading_layer() -> tuple[str, ...]:
+    """`READING_LAYER` of analysis/__init__.py, read with `ast`: the analysis modules that read
+    or write the tracking store; the others (selection, sanity, power, statistics, the
+    report's sections ...) compute on frames and arrays, without a tracking server."""
+    tree = ast.parse((project_root() / "analysis" / "__init__.py").read_text(encoding="utf-8"))
+    return next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "READING_LAYER"
+    )
+
+
+ANALYSIS_READING_LAYER = declared_reading_layer()
 
 
 def find_modules(root: Path, packages=PACKAGES) -> dict[str, Path]:

@@ -19,10 +19,12 @@ of it) takes another method.
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
 from sweeps.spec import spaces
 from sweeps.spec.experiment import SweepSpec
+from sweeps.spec.strategy import strategy_named
 from xlt_core import registry
 from xlt_core.config import coerce_setting
 from xlt_core.errors import ConfigError
@@ -40,8 +42,8 @@ def range_values(bounds: tuple) -> tuple:
 
 
 def replace_method(spec: SweepSpec, method: str, fixed_text: dict[str, str]) -> SweepSpec:
-    """`spec` with its compared points replaced by `method`'s grid, `fixed_text` (`--set`
-    values of `method`'s hyperparameters) fixing their axes. Raises ConfigError on a paper
+    """A new spec: `spec`'s with its compared points replaced by `method`'s grid, `fixed_text`
+    (`--set` values of `method`'s hyperparameters) fixing their axes. Raises ConfigError on a paper
     preset, a sweep of adaptations, an unknown method, a hyperparameter `method` lacks or a
     value its trials refuse."""
     _check_sweep(spec, method)
@@ -64,13 +66,18 @@ def replace_method(spec: SweepSpec, method: str, fixed_text: dict[str, str]) -> 
         for value in values
         if value != centre[name]
     ]
-    settings = [centre, *varied] if spec.strategy == "grid" else [centre]
+    # A strategy that samples its points from the ranges starts from the centre alone.
+    samples = strategy_named(spec.strategy).samples_points
+    settings = [centre] if samples else [centre, *varied]
     starts = [_applying(spec, {"method": method, **d, **fixed}, centre, method) for d in designs]
     grid = [{**start, **values} for start in starts for values in settings]
     baseline = [point for point in spec.points if point["method"] == spaces.BASELINE["method"]]
-    spec.points, spec.fixed_axes = spaces.unique([*baseline, *grid]), fixed
-    spec.method_line = _method_line(method, old, axes, centre, fixed, spec.strategy)
-    return spec
+    return dataclasses.replace(
+        spec,
+        points=spaces.unique([*baseline, *grid]),
+        fixed_axes=fixed,
+        method_line=_method_line(method, old, axes, centre, fixed, samples),
+    )
 
 
 def _fixed_axes(spec: SweepSpec, method: str, fixed_text: dict[str, str], old: list) -> dict:
@@ -136,13 +143,13 @@ def _applying(spec: SweepSpec, point: dict, centre: dict, method: str) -> dict:
     return {key: value for key, value in point.items() if key in applies}
 
 
-def _method_line(method, old, axes, centre, fixed, strategy) -> str:
+def _method_line(method, old, axes, centre, fixed, samples: bool) -> str:
     """What the dry run says of the replaced method: where its points' values come from."""
     others = {name: [v for v in values if v != centre[name]] for name, values in axes.items()}
     spread = "; ".join(f"{k} {', '.join(map(str, v))}" for k, v in others.items() if v)
     points = (
         f"its search ranges' centre ({_pairs(centre)})"
-        + (f", then one range at a time: {spread}" if spread and strategy == "grid" else "")
+        + (f", then one range at a time: {spread}" if spread and not samples else "")
         if axes
         else "one, no search range to vary"
     )

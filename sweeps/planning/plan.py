@@ -15,17 +15,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from sweeps.planning import cost_model, search_space
+from sweeps.planning import cost_model
 from sweeps.planning.sweep_checks import check_settings
 from sweeps.planning.trial_resources import trial_resources
 from sweeps.spec.experiment import SweepSpec
 from sweeps.spec.model_shapes import model_shape
 from sweeps.spec.paper_cards import preset_difference_lines, value_text
+from sweeps.spec.strategy import strategy_named
 from xlt_core.config import ADAPTATION_HYPERPARAMETERS, TrialConfig
 from xlt_core.data.parallel import stage_targets
-from xlt_core.preflight import check_supported
 
-GRID = "grid"  # sweeps/running/search.py's PHASE_GRID
 GIB = 2**30
 # What an adjusted encoder depends on besides its language and seed (its cache key,
 # xlt_core/adjustment.py): configurations that agree on these share their encoders.
@@ -76,17 +75,11 @@ def sequential_lines(spec: SweepSpec) -> list[str]:
     ]
 
 
-def _asha(spec: SweepSpec) -> bool:
-    """Whether ASHA may stop trials early: a search whose phase 1 runs one seed per
-    configuration (with `search_seeds` > 1, Tune's Repeater ranks on the mean, without ASHA)."""
-    return spec.strategy != GRID and spec.search_seeds == 1
-
-
 def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
     """The plan as text. Raises ConfigError on a bad setting, as the sweep would."""
     check_settings(spec)
-    configs = spec.configs()
-    phases = grid_phases(spec, configs) if spec.strategy == GRID else search_phases(spec)
+    configs, strategy = spec.configs(), strategy_named(spec.strategy)
+    phases = strategy.plan(spec)
     phases += confirmation_phase(spec, configs, phases)
     total = sum(phase.trials for phase in phases)
     lines = [
@@ -96,7 +89,7 @@ def format_plan(spec: SweepSpec, trials_per_gpu: int | None) -> str:
         *sequential_lines(spec),
         *(phase.summary for phase in phases),
         *([spec.method_line] if spec.method_line else []),
-        f"Trials: {total}" + (" at most (ASHA stops some early)" if _asha(spec) else ""),
+        f"Trials: {total}{strategy.plan_note(spec)}",
         *adjustment_lines(spec, configs),
         f"Resources per trial: {resources_text(spec, trials_per_gpu)}",
         training_text(configs[0]),
@@ -192,17 +185,8 @@ def adjustment_lines(spec: SweepSpec, configs: list[TrialConfig]) -> list[str]:
     return lines
 
 
-def grid_phases(spec: SweepSpec, configs: list[TrialConfig]) -> list[Phase]:
-    seeds = len(spec.seeds)
-    entries = [Entry(config.config_label(), config, seeds) for config in configs]
-    summary = (
-        f"Configurations x seeds: {len(configs)} configurations x {seeds} seeds "
-        f"= {len(configs) * seeds} trials"
-    )
-    return [Phase(summary, entries)]
-
-
-def _step_cost(config: TrialConfig) -> float:
+def config_step_cost(config: TrialConfig) -> float:
+    """A configuration's cost per training example relative to fine-tuning's."""
     return cost_model.step_cost(config) * cost_model.items_per_example(config)
 
 
@@ -219,7 +203,7 @@ def confirmation_phase(
     ]
     if not seeds or not baselines or not candidates:
         return []
-    costliest = max(candidates, key=_step_cost)
+    costliest = max(candidates, key=config_step_cost)
     n = len(seeds)
     return [
         Phase(
@@ -237,74 +221,6 @@ def confirmation_phase(
             ],
         )
     ]
-
-
-def search_phases(spec: SweepSpec) -> list[Phase]:
-    """Phase 1 samples the searched methods' ranges (as the sweep searches them: values this
-    model cannot take dropped, the card's and `--set` axes fixed) with the first seed(s);
-    phase 2 re-runs the baseline and the top_k distinct configurations of phase 1 (at most its
-    search_trials) over every seed (sweeps/running/search.py). Phase 1's configurations are unknown
-    until it runs: each is counted as the costliest the ranges allow (the largest value of
-    every choice, as `m`), an upper bound."""
-    ranges = search_space.search_ranges(spec, fits=check_supported)
-    costliest = max(
-        (
-            spec.trial_config(point, **_largest_choices(ranges[method]))
-            for point in spec.points
-            if (method := point["method"]) in ranges
-        ),
-        key=_step_cost,
-    )
-    fixed = ", ".join(f"{k}={v}" for k, v in search_space.fixed_axes(spec).items()) or "none"
-    seeds, repeat, sampled = len(spec.seeds), spec.search_seeds, f"sampled {costliest.method}"
-    sampled += ", costliest choices"
-    ranking = (
-        "ASHA stops weak ones early on English dev"
-        if repeat == 1
-        else "each ranked on its mean English dev over the seeds (Tune's Repeater; no ASHA)"
-    )
-    phase1 = Phase(
-        f"Phase 1 (search): {spec.search_trials} configurations sampled by Optuna TPE "
-        f"(the sweep's own first) from sweeps/spec/spaces.py SEARCH_RANGES for model "
-        f"{costliest.model} ({'; '.join(f'{m}: {_ranges_text(r)}' for m, r in ranges.items())}; "
-        f"fixed by the paper card or --set: {fixed}) x {repeat} seed{'s' if repeat > 1 else ''} "
-        f"({', '.join(map(str, spec.seeds[:repeat]))}) = {spec.search_trials * repeat} trials; "
-        f"{ranking}; at most {spec.search_concurrency} sampled before results return "
-        "(search_concurrency)",
-        [Entry(sampled, costliest, spec.search_trials * repeat)],
-    )
-    final = [spec.trial_config(point) for point in spec.baseline_points()]
-    # Phase 2 re-runs distinct phase-1 configurations: never more than phase 1 sampled.
-    k = min(spec.top_k, spec.search_trials)
-    top = f"top {k} of phase 1" + (
-        f" (top_k={spec.top_k}, capped at its {k} configurations)" if k < spec.top_k else ""
-    )
-    phase2 = Phase(
-        f"Phase 2 (final): {len(final)} baseline + {top} = {len(final) + k} "
-        f"configurations x {seeds} seeds = {(len(final) + k) * seeds} trials",
-        [Entry(config.config_label(), config, seeds) for config in final]
-        + [Entry(f"top {k} of phase 1 ({sampled})", costliest, k * seeds)],
-    )
-    return [phase1, phase2]
-
-
-def _largest_choices(ranges: dict) -> dict:
-    """The largest choice of each range that sets the cost (m, adv_steps; a `--set` value is
-    its range's one choice)."""
-    return {
-        name: max(bounds[1])
-        for name, bounds in ranges.items()
-        if bounds[0] == "choice" and name in cost_model.COST_HYPERPARAMETERS
-    }
-
-
-def _ranges_text(ranges: dict) -> str:
-    return ", ".join(
-        f"{name} in {{{', '.join(map(str, bounds[1]))}}}"
-        if bounds[0] == "choice"
-        else f"{name} {bounds[1]}..{bounds[2]} step {bounds[3]}"
-        for name, bounds in ranges.items()
-    )
 
 
 def resources_text(spec: SweepSpec, trials_per_gpu: int | None) -> str:

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-from sweeps.planning import search_space
 from sweeps.spec.experiment import SweepSpec
 from sweeps.spec.paper_cards import RELEASED_PRESET
 from sweeps.spec.spaces import BASELINE
+from sweeps.spec.strategy import strategy_named
 from xlt_core.config import TrialConfig
 from xlt_core.errors import ConfigError
 from xlt_core.preflight import check_aligner, check_supported
 from xlt_schema import SELECTION_ON_TEST
 
-SEARCH = "search"  # sweeps/running/search.py's PHASE_SEARCH
 # The most trials one sweep may plan: the largest the driver is measured at (docs/benchmarks.md,
 # 10,000 trials: 4 GiB of driver memory, its CPU per trial growing 3x from 1,000). Beyond it
 # the plan is refused, naming the settings that make the count (issue 53: 60,000 planned
@@ -29,9 +28,9 @@ def check_settings(
 ) -> list[TrialConfig]:
     """Every trial's configuration validated (each point with each seed, paired across
     configurations), each configuration's method and adaptation supported by its task (and
-    an adjusted one by the install: eflomal), and
-    for `search` its ranges (a value kept only where `fits` accepts its trial: the dry run
-    checks values offline, the sweep against the model too), baseline and seeds; its one
+    an adjusted one by the install: eflomal), and its strategy's own checks (`Strategy.check`:
+    for `search` its ranges, a value kept only where `fits` accepts its trial: the dry run
+    checks values offline, the sweep against the model too); its one
     baseline (`check_baseline`) and its count of trials (`check_trial_count`). Raises
     ConfigError on the first bad value; returns the trials."""
     check_baseline(spec)
@@ -41,16 +40,7 @@ def check_settings(
     for config in spec.configs():
         check_supported(config)
         check_aligner(config)
-    if spec.strategy == SEARCH:
-        search_space.search_ranges(spec, fits)
-        if not spec.baseline_points():
-            raise ConfigError(
-                "--strategy", "search", "a sweep with a baseline configuration to re-run in phase 2"
-            )
-        if spec.search_seeds > len(spec.seeds):
-            raise ConfigError(
-                "search_seeds", spec.search_seeds, f"at most the sweep's {len(spec.seeds)} seeds"
-            )
+    strategy_named(spec.strategy).check(spec, fits)
     return trials
 
 
@@ -93,24 +83,13 @@ def check_selection_on_test(spec: SweepSpec) -> None:
 
 
 def check_trial_count(spec: SweepSpec) -> None:
-    """Refuse a plan of more than MAX_TRIALS trials: a grid's configurations x seeds; a
-    search's samples x search_seeds, then the baseline and the top_k x seeds; then the
-    confirmation phase's two configurations x its seeds."""
-    seeds, confirm = len(spec.seeds), len(spec.confirmation_seeds())
-    if spec.strategy == SEARCH:
-        top = min(spec.top_k, spec.search_trials)
-        count = spec.search_trials * spec.search_seeds + (1 + top) * seeds + 2 * confirm
-        plan = (
-            f"search_trials={spec.search_trials} x search_seeds={spec.search_seeds} + (1 "
-            f"baseline + the top {top}) x {seeds} seeds + 2 x {confirm} confirmation seeds: a "
-            "smaller search_trials or fewer seeds"
-        )
-    else:
-        count = len(spec.points) * seeds + 2 * confirm
-        plan = (
-            f"{len(spec.points)} configurations x {seeds} seeds + 2 x {confirm} confirmation "
-            "seeds: fewer seeds (--set seeds=0,1,2) or configurations"
-        )
+    """Refuse a plan of more than MAX_TRIALS trials: its strategy's (a grid's configurations x
+    seeds; a search's samples x search_seeds, then the baseline and the top_k x seeds), then
+    the confirmation phase's two configurations x its seeds."""
+    confirm = len(spec.confirmation_seeds())
+    count, formula, fewer = strategy_named(spec.strategy).trial_count(spec)
+    count += 2 * confirm
+    plan = f"{formula} + 2 x {confirm} confirmation seeds: {fewer}"
     if count > MAX_TRIALS:
         raise ConfigError(
             "trials",

@@ -11,6 +11,7 @@ from the file."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import types
 from pathlib import Path
@@ -21,6 +22,7 @@ from sweeps.planning.sweep_checks import check_baseline
 from sweeps.planning.sweep_values import SHARED_TRIAL_SETTINGS, Rule, is_whole, sweep_value
 from sweeps.spec.experiment import SWEEP_SETTINGS, SweepSpec, experiment_spec
 from sweeps.spec.spaces import hyperparameter_names
+from sweeps.spec.strategy import seed_round_strategies, strategy_named
 from xlt_core import registry
 from xlt_core.config import ADAPTATIONS, coerce_setting
 from xlt_core.errors import ConfigError, require_one_of
@@ -148,14 +150,17 @@ def load_sweep(text: str, source: str, script: types.ModuleType) -> SweepSpec:
 
 
 def _take_settings(spec: SweepSpec, document: dict) -> SweepSpec:
-    """`spec` (the preset's) with the file's base, points, seeds and sweep settings, each
-    checked; the points' trials validated as the sweep validates them."""
-    spec.base = _settings(
-        "base", document["base"], SHARED_TRIAL_SETTINGS, "the settings every trial shares"
+    """A new spec: `spec` (the preset's) with the file's base, points, seeds and sweep
+    settings, each checked; the points' trials validated as the sweep validates them."""
+    spec = dataclasses.replace(
+        spec,
+        base=_settings(
+            "base", document["base"], SHARED_TRIAL_SETTINGS, "the settings every trial shares"
+        ),
+        points=_points(document["points"]),
+        seeds=sweep_value("seeds", document["seeds"]),
     )
-    spec.points = _points(document["points"])
-    spec.seeds = sweep_value("seeds", document["seeds"])
-    spec.__post_init__()  # the sweep's own copies, as a script's grids get
+    settings = {}
     for setting in FILE_SETTINGS:
         if setting not in document:
             continue
@@ -166,14 +171,16 @@ def _take_settings(spec: SweepSpec, document: dict) -> SweepSpec:
             value = None if value is None else tuple(sweep_value(setting, value, SEED_ROUNDS))
         else:
             value = sweep_value(setting, value)
-        setattr(spec, setting, value)
+        settings[setting] = value
+    spec = dataclasses.replace(spec, **settings)
     if spec.seed_rounds is not None and (
-        sum(spec.seed_rounds) != len(spec.seeds) or spec.strategy != "grid"
+        sum(spec.seed_rounds) != len(spec.seeds) or not strategy_named(spec.strategy).seed_rounds
     ):
         raise ConfigError(
             "seed_rounds",
             list(spec.seed_rounds),
-            f"rounds that add up to the {len(spec.seeds)} seeds, with strategy grid",
+            f"rounds that add up to the {len(spec.seeds)} seeds, with strategy "
+            f"{seed_round_strategies()}",
         )
     for index, point in enumerate(spec.points):
         try:

@@ -11,11 +11,11 @@ import math
 from typing import Any, Callable
 
 from sweeps.spec.experiment import SWEEP_SETTINGS
+from sweeps.spec.strategy import strategy_names
 from xlt_core import registry
 from xlt_core.config import HYPERPARAMETER_NAMES, MAX_SEED, setting_names
 from xlt_core.errors import ConfigError
 
-STRATEGIES = ("grid", "search")
 # Trial settings the sweep's points hold, never its base: `--set method=NAME` replaces the
 # compared points' objective (sweeps/planning/method_override.py), the adaptation is the
 # script's. And the seed (the sweep's `seeds`).
@@ -90,7 +90,9 @@ RULES = {
         lambda value: value is None or _is_positive(value), POSITIVE.allowed, float
     ),
     "log_models": Rule(lambda value: isinstance(value, bool), "true or false", _read_boolean),
-    "strategy": Rule(lambda value: value in STRATEGIES, f"one of {', '.join(STRATEGIES)}"),
+    "strategy": Rule(
+        lambda value: value in strategy_names(), f"one of {', '.join(strategy_names())}"
+    ),
     **{name: count_rule(1) for name in COUNTS},
     # None (a sweep file's null): as many as the sweep's seeds; 0 turns the phase off.
     "confirm_seeds": Rule(

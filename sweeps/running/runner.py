@@ -1,12 +1,12 @@
 """`run_sweep`: validate every trial, open the parent MLflow run (or find it again with
 `--resume`), run the strategy's phases on Ray Tune, then build the report from MLflow.
 
-Each strategy's phases are run by its class (sweeps/running/strategies.py): `grid` runs every
-configuration with every seed (phase tag `grid`; in rounds with `seeds=auto`:
-sweeps/running/sequential_seeds.py); `search` runs phase 1 (`search`) and phase 2 (`final`) as
-`sweeps/running/search.py` describes. Each phase is one Tune experiment `<parent run
-name>-<phase>` under the storage path (sweeps/running/tune_phases.py), so an interrupted sweep
-continues with `Tuner.restore` where it stopped.
+The sweep's strategy (`sweeps.spec.strategy`: `grid` and `search` are modules of
+sweeps/strategies/) says what the parent run's tags and params add and runs its phases; the
+confirmation phase follows whichever ran (sweeps/running/confirmation.py). Each phase is one
+Tune experiment `<parent run name>-<phase>` under the storage path
+(sweeps/running/tune_phases.py), so an interrupted sweep continues with `Tuner.restore` where
+it stopped.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from sweeps.planning.trial_resources import trial_resources
 from sweeps.records import tracking
 from sweeps.records.resume_mismatch import no_sweep_to_resume
 from sweeps.records.run_context import system_tags
-from sweeps.running import search
 from sweeps.running.confirmation import run_confirmation
 from sweeps.running.library_output import ray_log_to_file, worker_variables
 from sweeps.running.resources import (
@@ -40,8 +39,6 @@ from sweeps.running.resources import (
     check_cpus_fit,
     check_gpus_present,
 )
-from sweeps.running.search_phases import OPTUNA_STORAGE_TAG, OPTUNA_STUDY_TAG
-from sweeps.running.strategies import strategy_phases
 from sweeps.running.tune_phases import TunePhases, count_failed
 from sweeps.safety import driver_lock
 from sweeps.safety.dead_baseline import RERUN_ERRORED_TAG, NoReport, dead_baseline
@@ -54,6 +51,7 @@ from sweeps.safety.storage_checks import (
     quiet_disk_full,
 )
 from sweeps.spec.experiment import SweepSpec
+from sweeps.spec.strategy import strategy_named
 from xlt_core.config import TrialConfig
 from xlt_core.data.hub_presence import check_hub_data
 from xlt_core.errors import ConfigError, DataError
@@ -64,7 +62,6 @@ from xlt_schema import (
     FAILURE_TAG,
     PAPER_TAG,
     RAY_NAME_TAG,
-    REPORT_PHASE_TAG,
     REPORTED_TAG,
     STAGE_TAG,
     STORAGE_TAG,
@@ -77,7 +74,6 @@ logger = logging.getLogger(__name__)
 
 RAY_RESULTS = "ray_results"
 REPORTS = "reports"
-OPTUNA_DB = "optuna.db"
 
 
 @dataclass(frozen=True)
@@ -238,7 +234,7 @@ def _run_phases(spec, options, opening: Future, background, key: str, resumed, s
             phases = TunePhases(
                 spec, options, client, experiment_id, parent_run_id, tags, resources, signals
             )
-            results, failed = strategy_phases(spec, phases).run()
+            results, failed = strategy_named(spec.strategy).phases(phases).run()
             confirmed = run_confirmation(phases, results)
             results, failed = [*results, *confirmed], failed + count_failed(confirmed)
     except BaseException as error:  # a signal, or a crash: resumable either way
@@ -399,12 +395,7 @@ def _start_parent(
         tracking.log_departures(client, parent_run_id, spec.paper_card, spec.departures())
     # The sweep as a file: `--from-run` runs it again.
     client.log_text(parent_run_id, sweep_text(spec), SWEEP_FILE_ARTIFACT)
-    what = (
-        f"{len(spec.points)} configurations x {len(spec.seeds)} seeds"
-        if spec.strategy == search.PHASE_GRID
-        else f"{spec.search_trials} sampled trials, then the top {spec.top_k} and the baseline "
-        f"x {len(spec.seeds)} seeds"
-    )
+    what = strategy_named(spec.strategy).describe(spec)
     confirm = len(spec.confirmation_seeds())
     if confirm:
         what += f", then the selected and the baseline x {confirm} fresh seeds"
@@ -424,16 +415,8 @@ def _parent_tags(spec: SweepSpec, options: SweepOptions, key: str, run_name: str
         STORAGE_TAG: _absolute_storage(options.storage_path),
         STAGE_TAG: spec.strategy,
         **spec.extra_tags,
+        **strategy_named(spec.strategy).parent_tags(spec, run_name),
     }
-    if spec.strategy == search.PHASE_SEARCH:
-        # Phase 1 is written there as an Optuna study when it ends: `optuna-dashboard sqlite:///optuna.db`.
-        tags.update(
-            {
-                REPORT_PHASE_TAG: search.PHASE_FINAL,
-                OPTUNA_STORAGE_TAG: f"sqlite:///{Path(OPTUNA_DB).resolve()}",
-                OPTUNA_STUDY_TAG: run_name,
-            }
-        )
     if spec.paper_card is not None:
         tags[PAPER_TAG] = spec.paper_card.paper
     return tags
@@ -450,15 +433,7 @@ def _parent_params(spec: SweepSpec, options: SweepOptions) -> dict:
         "seeds": ",".join(map(str, spec.seeds)),
         "n_configurations": len(spec.points),
         "confirm_seeds": ",".join(map(str, spec.confirmation_seeds())) or "none",
-        **(
-            {
-                "search_trials": spec.search_trials,
-                "top_k": spec.top_k,
-                "search_seeds": spec.search_seeds,
-            }
-            if spec.strategy == search.PHASE_SEARCH
-            else {"n_trials": len(spec.points) * len(spec.seeds)}
-        ),
+        **strategy_named(spec.strategy).parent_params(spec),
         "trials_per_gpu": options.trials_per_gpu,
         "max_failures": options.max_failures,
         **({"seed_rounds": ",".join(map(str, spec.seed_rounds))} if spec.seed_rounds else {}),

@@ -19,7 +19,6 @@ from sweeps.spec.experiment import SweepSpec
 from sweeps.spec.trial_contract import FAILURE, TRIAL_COMPLETE, TrialRequest
 from xlt_schema import DEV_CURVE
 
-PHASE_GRID = "grid"
 PHASE_SEARCH = "search"
 PHASE_FINAL = "final"
 METRIC, MODE = DEV_CURVE, "max"

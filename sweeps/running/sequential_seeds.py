@@ -12,31 +12,35 @@ What was decided goes on the parent run as the `xlt.sequential` tag, which the r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 
 from sweeps.running.tune_phases import count_failed
 from sweeps.spec.experiment import SweepSpec
+from sweeps.spec.strategy import seed_round_strategies, strategy_named
 from xlt_core.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
 
 def use_auto_seeds(spec: SweepSpec) -> SweepSpec:
-    """Seeds in the default rounds: the sweep's own seeds in order, then the next integers
-    when it has fewer than the rounds need."""
+    """A new spec with seeds in the default rounds: the sweep's own seeds in order, then the
+    next integers when it has fewer than the rounds need."""
     from analysis.sequential import DEFAULT_ROUNDS
 
-    if spec.strategy != "grid":
+    if not strategy_named(spec.strategy).seed_rounds:
         raise ConfigError(
-            "seeds", "auto", f"strategy grid (sequential seeds are not built for {spec.strategy})"
+            "seeds",
+            "auto",
+            f"strategy {seed_round_strategies()} (sequential seeds are not built for "
+            f"{spec.strategy})",
         )
     needed = sum(DEFAULT_ROUNDS)
     seeds = list(spec.seeds[:needed])
     while len(seeds) < needed:
         seeds.append(max(seeds, default=-1) + 1)
-    spec.seeds, spec.seed_rounds = seeds, DEFAULT_ROUNDS
-    return spec
+    return dataclasses.replace(spec, seeds=seeds, seed_rounds=DEFAULT_ROUNDS)
 
 
 def round_phase(index: int) -> str:

@@ -1,4 +1,4 @@
-"""A sweep's phases on Ray Tune, whichever strategy runs them (sweeps/running/strategies.py):
+"""A sweep's phases on Ray Tune, whichever strategy runs them (sweeps/strategies/):
 each phase is one Tune experiment `<parent run name>-<phase>` under the storage path, built,
 or restored with `Tuner.restore` where an interrupted sweep stopped, then fitted. After each
 fit the trial runs it left open or unlogged are set right (sweeps/records/phase_runs.py)."""

@@ -8,8 +8,8 @@ own script, `sweeps/<name>.py`; what the scripts of one paper share lives in
 
 from __future__ import annotations
 
+import functools
 import itertools
-import json
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from sweeps.spec.paper_cards import PAPER_PRESET, Departure, PaperCard, load_card, sweep_departures
 from sweeps.spec.spaces import with_setting
+from sweeps.spec.strategy import DEFAULT_STRATEGY
 from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import MAX_SEED, TrialConfig
 from xlt_core.errors import ConfigError
@@ -34,9 +35,12 @@ SWEEP_SETTINGS = (
 )
 
 
-@dataclass
+@dataclass(frozen=True)
 class SweepSpec:
-    """One sweep: common trial settings, the method configurations, and the seeds."""
+    """One sweep: common trial settings, the method configurations, and the seeds. Frozen:
+    `--set`, a sweep file and `--set method=NAME` each make a new spec
+    (`dataclasses.replace`), so a spec's configurations never change under its readers. Its
+    dicts and lists are never changed in place either: copy, then replace."""
 
     experiment: str
     base: dict
@@ -46,7 +50,7 @@ class SweepSpec:
     # (sweeps/planning/trial_resources.py).
     cpus_per_trial: float | None = None
     preset: str = "smoke"
-    strategy: str = "grid"
+    strategy: str = DEFAULT_STRATEGY
     # The paper's test for this task, read by the report: ttest (paired t-test on per-example
     # scores averaged over seeds), permutation (NER), bootstrap (robust training).
     significance_test: str = "ttest"
@@ -81,16 +85,15 @@ class SweepSpec:
     # `--set method=NAME`: where the replaced method's points come from, for the dry run
     # (sweeps/planning/method_override.py; a sweep file keeps the points themselves).
     method_line: str | None = field(default=None, compare=False)
-    # `configs()`: the (base, points) it was built from, as JSON, and the configurations.
-    _configs: tuple[str, list[TrialConfig]] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
 
     def __post_init__(self):
-        # A sweep's own copies: `--set` changes them, never a script's module-level grids.
-        self.base = dict(self.base)
-        self.points = [dict(point) for point in self.points]
-        self.seeds = list(self.seeds)
+        # A sweep's own copies, never a script's module-level grids (which another spec of
+        # the same script reads). Frozen: object.__setattr__ is the way in, here only.
+        object.__setattr__(self, "base", dict(self.base))
+        object.__setattr__(self, "points", [dict(point) for point in self.points])
+        object.__setattr__(self, "seeds", list(self.seeds))
+        object.__setattr__(self, "fixed_axes", dict(self.fixed_axes))
+        object.__setattr__(self, "extra_tags", dict(self.extra_tags))
 
     def trial_config(
         self, point: Mapping[str, Any], seed: int | None = None, **extra
@@ -101,12 +104,15 @@ class SweepSpec:
         return trial_config(self.base, point, seed, **extra)
 
     def configs(self) -> list[TrialConfig]:
-        """Each point's validated configuration (default seed), in the points' order: built
-        once, and again only when `--set` has changed the settings or the points since."""
-        key = json.dumps([self.base, self.points], sort_keys=True, default=str)
-        if self._configs is None or self._configs[0] != key:
-            self._configs = (key, [self.trial_config(point) for point in self.points])
-        return list(self._configs[1])
+        """Each point's validated configuration (default seed), in the points' order; built
+        once per spec, on first use."""
+        return list(self._configs)
+
+    @functools.cached_property
+    def _configs(self) -> tuple[TrialConfig, ...]:
+        # Kept in the instance's __dict__, which a frozen dataclass leaves writable; not a
+        # field, so neither compared nor carried over by dataclasses.replace.
+        return tuple(self.trial_config(point) for point in self.points)
 
     def baseline_points(self) -> list[dict]:
         """The points without hyperparameters: plain fine-tuning of the original encoder."""

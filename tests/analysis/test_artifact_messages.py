@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 import pytest
 from fake_sweeps import complete_parent, log_scored_trial, trial_tags
 
-from analysis.collect import AnalysisError, ExampleScores
+from analysis.collect import ExampleScores
+from analysis.frames import AnalysisError
 from analysis.model_registry import MODEL_ARTIFACT, SweepStamp, register_champion
 
 

@@ -14,8 +14,8 @@ from mlflow.entities import Metric, Param
 from tracking_stores import tracking_store
 
 from analysis.__main__ import main
-from analysis.collect import AnalysisError
 from analysis.compare import compare_sweeps
+from analysis.frames import AnalysisError
 from analysis.mlflow_ui import SELECTED_CONFIG_TAG, VERDICT_TAG
 from analysis.report import format_summary, report_sweep
 from analysis.sanity import chance_configs, one_class, one_class_configs

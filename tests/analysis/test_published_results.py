@@ -5,7 +5,7 @@ our sweeps' vocabulary (models, methods, settings, metric keys) to the papers'."
 import pytest
 from conftest import SHARED_DATA
 
-from analysis.collect import AnalysisError
+from analysis.frames import AnalysisError
 from analysis.papers import (
     PUBLISHED_COLUMNS,
     PUBLISHED_RESULTS,

@@ -11,14 +11,8 @@ import pytest
 from fake_sweeps import complete_parent, trial_tags
 from mlflow.entities import Metric, Param
 
-from analysis.collect import (
-    ExampleScores,
-    collect_trials,
-    example_artifact,
-    metric_splits,
-    parse_metric_key,
-    split_languages,
-)
+from analysis.collect import ExampleScores, collect_trials
+from analysis.frames import example_artifact, metric_splits, split_languages
 from analysis.model_registry import SweepStamp, best_seed_run, register_champion
 from analysis.report import report_sweep
 from analysis.report_plots import RESPONSE_PLOT, response_points
@@ -27,6 +21,7 @@ from analysis.stats import crossed_test, entity_f1, permutation_test
 from xlt_schema import (
     ADAPTATION_TAG,
     HYPERPARAMETERS_TAG,
+    parse_metric_key,
 )
 
 SEEDS = (0, 1)

@@ -20,13 +20,8 @@ from scipy import stats
 from tracking_stores import tracking_store
 
 from analysis.__main__ import main
-from analysis.collect import (
-    AnalysisError,
-    ExampleScores,
-    collect_trials,
-    find_parent_run,
-    tidy_metrics,
-)
+from analysis.collect import ExampleScores, collect_trials, find_parent_run
+from analysis.frames import AnalysisError, tidy_metrics
 from analysis.render import format_params
 from analysis.report import report_sweep
 from analysis.seed_summary import metric_label

@@ -12,10 +12,11 @@ from test_registry_reports import BEST, FEW_KEYS, _make_sweep
 
 from analysis.__main__ import main
 from analysis.collect import connect
-from analysis.publish import Publication
+from analysis.publication import Publication
 from analysis.render import render_markdown
 from analysis.report import report_sweep
-from analysis.sweep_analysis import ReportOptions, analyse_sweep
+from analysis.section import ReportOptions
+from analysis.sweep_analysis import analyse_sweep
 from analysis.sweep_records import read_sweep
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

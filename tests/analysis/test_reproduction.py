@@ -16,9 +16,9 @@ from reproduction_trials import trials_in_memory
 from scipy import stats
 from tracking_stores import tracking_store
 
-from analysis.collect import tidy_metrics
 from analysis.compare import compare_sweeps
 from analysis.departures import departures_section
+from analysis.frames import tidy_metrics
 from analysis.papers import (
     PAPER_SIGNIFICANCE,
     budget_difference,

@@ -140,13 +140,13 @@ def test_a_preset_that_ran_no_matching_configuration_says_so():
 
 
 def test_a_report_sets_its_sweep_beside_the_other_presets_newest():
-    """The report's step (analysis.sweep_analysis._by_preset): this sweep's trials and the
+    """The report's step (analysis.sections.papers._by_preset): this sweep's trials and the
     other preset's newest complete sweep (read by analysis.sweep_records.other_preset_trials),
     each with its own baseline and dev selection; nothing without another preset's sweep."""
     from types import SimpleNamespace
 
     from analysis.papers import PUBLISHED_RESULTS
-    from analysis.sweep_analysis import _by_preset
+    from analysis.sections.papers import _by_preset
 
     names = ("alpha", "beta", "layer", "m", "noise_sigma", "rs_da_variant")
     label = "rs_da m=3 rs_da_variant=released"

@@ -119,7 +119,7 @@ def test_identical_systems_print_no_difference_on_any_example(tmp_path):
 
 
 class _Scores:
-    """Just enough of analysis.collect.ExampleScores for the comparisons' plumbing."""
+    """Just enough of analysis.example_scores.PerExampleScores for the comparisons' plumbing."""
 
     def scores(self, run_ids, split, lang):
         return np.zeros((len(run_ids), 4))

@@ -2,6 +2,7 @@
 against published ones, and its type-I error, power and seeds spent on simulated XNLI-like
 comparisons (analysis/seed_simulation.py)."""
 
+import dataclasses
 import os
 from types import SimpleNamespace
 
@@ -131,8 +132,8 @@ def test_rounds_stop_decided_configurations_and_keep_the_baseline(monkeypatch):
     from analysis import sequential
     from sweeps import ear_xnli
     from sweeps.cli import apply_overrides
-    from sweeps.spec.experiment import experiment_spec
     from sweeps.running import sequential_seeds
+    from sweeps.spec.experiment import experiment_spec
     from sweeps.spec.trial_contract import trial_config
 
     spec = apply_overrides(experiment_spec(ear_xnli, "smoke", None), {"seeds": "auto"})
@@ -197,8 +198,7 @@ def test_sequential_seeds_are_refused_for_the_search_strategy():
     from sweeps.spec.experiment import experiment_spec
     from xlt_core.errors import ConfigError
 
-    spec = experiment_spec(ear_xnli, "smoke", None)
-    spec.strategy = "search"
+    spec = dataclasses.replace(experiment_spec(ear_xnli, "smoke", None), strategy="search")
     with pytest.raises(ConfigError, match="seeds='auto': strategy grid"):
         apply_overrides(spec, {"seeds": "auto"})
 

@@ -9,7 +9,7 @@ import pytest
 
 from analysis import server_wait
 from analysis.__main__ import main
-from analysis.collect import AnalysisError
+from analysis.frames import AnalysisError
 from xlt_schema.log import configure
 
 

@@ -17,8 +17,9 @@ from analysis.mlflow_ui import (
     ui_address,
     ui_command,
 )
-from analysis.model_registry import AliasHolder, SweepStamp, moves_alias
+from analysis.model_registry import SweepStamp, moves_alias
 from analysis.plots import OUTCOME_COLOURS, outcome_colours
+from analysis.publication import AliasHolder
 from analysis.sanity import (
     TrainingRecords,
     at_chance,

@@ -16,7 +16,8 @@ from mlflow import MlflowClient
 from mlflow.entities import Param
 from tracking_stores import tracking_store
 
-from analysis.collect import AnalysisError, ExampleScores
+from analysis.collect import ExampleScores
+from analysis.frames import AnalysisError
 from analysis.sanity import chance_level, one_class
 from analysis.sweep_records import read_sweep
 from xlt_schema import PARENT_ROLE, ROLE_TAG

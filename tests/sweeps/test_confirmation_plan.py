@@ -1,6 +1,8 @@
 """The confirmation phase's settings and plan, without Ray: its fresh seeds, `--set
 confirm_seeds`, the dry run's phase and cost, the sweep key."""
 
+import dataclasses
+
 import pytest
 
 from sweeps import ear_xnli
@@ -12,8 +14,7 @@ from xlt_core.config import MAX_SEED
 
 def _spec(seeds, confirm=None):
     spec = experiment_spec(ear_xnli, "smoke", None)
-    spec.seeds, spec.confirm_seeds = list(seeds), confirm
-    return spec
+    return dataclasses.replace(spec, seeds=list(seeds), confirm_seeds=confirm)
 
 
 @pytest.mark.parametrize(

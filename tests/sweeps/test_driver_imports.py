@@ -36,7 +36,7 @@ from unittest import mock
 import ray
 from sweeps import ear_xnli
 from sweeps.cli import main
-from sweeps.running.strategies import GridPhases
+from sweeps.strategies.grid import GridPhases
 args = ["--preset", "paper", "--data-dir", sys.argv[2], "--set", f"model={sys.argv[1]}",
         "--set", "seeds=0", "--set", "target_langs=de,es"]
 dry_run = main(ear_xnli, [*args, "--dry-run"])

@@ -2,6 +2,7 @@
 printed offline without Ray and without tracking, and its cost estimate checked against hand
 computations."""
 
+import dataclasses
 import importlib
 import json
 import math
@@ -112,7 +113,7 @@ def test_resources_per_trial_are_shown():
     assert "Resources per trial: 0.25 GPU (1/4), the cluster's CPUs per GPU / 4" in format_plan(
         spec, 4
     )
-    spec.cpus_per_trial = 2.0
+    spec = dataclasses.replace(spec, cpus_per_trial=2.0)
     assert "Resources per trial: 2 CPU, no GPU" in format_plan(spec, None)
 
 
@@ -206,7 +207,7 @@ def test_local_model_directory_is_read_without_network(tmp_path):
 
 def test_unknown_model_gets_no_estimate():
     spec = experiment_spec(ear_xnli, "paper", None)
-    spec.base["model"] = "someone/unknown-model"
+    spec = dataclasses.replace(spec, base={**spec.base, "model": "someone/unknown-model"})
     plan = format_plan(spec, None)
     assert "Trials: 100" in plan
     assert "Estimate: none for model someone/unknown-model" in plan

@@ -2,6 +2,7 @@
 runner.check_sweep), and a search's plan counts what the search runs: the layers the tiny
 model has, and a phase 2 of at most the configurations phase 1 sampled."""
 
+import dataclasses
 import re
 import sys
 
@@ -18,8 +19,7 @@ SEARCH = ["--preset", "smoke", "--strategy", "search", "--dry-run"]
 
 
 def _spec(strategy: str, **settings):
-    spec = experiment_spec(ear_xnli, "smoke", None)
-    spec.strategy = strategy
+    spec = dataclasses.replace(experiment_spec(ear_xnli, "smoke", None), strategy=strategy)
     return resolve_paths(apply_overrides(spec, {k: str(v) for k, v in settings.items()}))
 
 
@@ -81,7 +81,8 @@ def test_a_sweep_without_its_baseline_is_refused_by_the_checks_before_training()
     """Issue 53, item 1: it trained, then every report and `--resume` failed (no finished
     baseline runs); the checks the dry run and the sweep share now refuse it."""
     spec = _spec("grid")
-    spec.points = [point for point in spec.points if point["method"] != "finetune"]
+    points = [point for point in spec.points if point["method"] != "finetune"]
+    spec = dataclasses.replace(spec, points=points)
     with pytest.raises(ConfigError) as refused:
         check_sweep(spec)
     assert refused.value.field == "points" and "- method: finetune" in refused.value.allowed

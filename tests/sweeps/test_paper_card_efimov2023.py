@@ -3,6 +3,8 @@ paper's card (`sweeps/papers/efimov2023.yaml`): each setting the card fixes (or 
 its declared departure) is what the trial's TrialConfig holds, so a changed default or preset
 breaks it; the card's quotes are the paper's lines."""
 
+import dataclasses
+
 import pytest
 from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mismatches
 
@@ -54,8 +56,9 @@ def test_the_presets_take_the_budget_of_the_script_each_task_ran():
 
 def test_the_check_fails_on_a_trial_that_leaves_the_card():
     spec = experiment_spec(adjust_xnli, "paper", None)
-    spec.base["learning_rate"] = 2e-5
-    spec.points[2] = {**spec.points[2], "continual_alpha": 0.1}
+    points = [*spec.points]
+    points[2] = {**points[2], "continual_alpha": 0.1}
+    spec = dataclasses.replace(spec, base={**spec.base, "learning_rate": 2e-5}, points=points)
     found = spec_mismatches(spec, CARD)
     assert len(found) == 3 * 5 + 5  # every trial's learning rate, the continual point's alpha
     assert any("continual_alpha=0.1, card 0.01" in line for line in found)

@@ -5,6 +5,8 @@ fixes (or its declared departure's `ours`); the QA preset evaluates what Table 4
 reproduction view matches to Table 4's rows; the XSR preset compares the three encoders of
 Table 5, each fine-tuned on QA."""
 
+import dataclasses
+
 import pytest
 from paper_card_checks import PAPER_TEXTS, misquoted, preset_mismatches, spec_mismatches
 
@@ -45,8 +47,9 @@ def test_every_trial_of_the_paper_preset_holds_the_cards_settings(name):
 
 def test_a_trial_that_leaves_the_card_is_named():
     spec = experiment_spec(adjust_qa, "paper", None)
-    spec.base["mlqa_split"] = "dev"
-    spec.points[2]["continual_alpha"] = 0.1
+    points = [*spec.points]
+    points[2] = {**points[2], "continual_alpha": 0.1}
+    spec = dataclasses.replace(spec, base={**spec.base, "mlqa_split": "dev"}, points=points)
     found = spec_mismatches(spec, CARD)
     assert any("mlqa_split='dev', card 'test'" in line for line in found)
     assert any("continual_alpha=0.1, card 0.01" in line for line in found)

@@ -3,6 +3,7 @@
 departure) is what the trial's TrialConfig holds, so a changed default or preset breaks it
 (`paper_card_checks`, shared with the other papers' tests)."""
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -47,12 +48,13 @@ def test_every_trial_of_the_paper_preset_holds_the_cards_settings(script):
 
 def test_the_check_fails_on_a_trial_that_leaves_the_card():
     spec = experiment_spec(robust_pawsx, "paper", None)
-    spec.base["epochs"] = 2.0
+    spec = dataclasses.replace(spec, base={**spec.base, "epochs": 2.0})
     found = spec_mismatches(spec, CARD)
     assert len(found) == len(spec.points) * 10
     assert all("epochs=2.0, card 5.0" in f for f in found)
     spec = experiment_spec(robust_pawsx, "paper", None)
-    spec.points = [{**p, "m": 3} if p["method"] == "rs_da" else p for p in spec.points]
+    points = [{**p, "m": 3} if p["method"] == "rs_da" else p for p in spec.points]
+    spec = dataclasses.replace(spec, points=points)
     found = spec_mismatches(spec, CARD)
     assert len(found) == 10 and all(f.endswith(": m=3, card 10") for f in found)
 

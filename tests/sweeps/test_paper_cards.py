@@ -4,6 +4,7 @@ holds what the card says; the dry run prints the card's departures, the sweep lo
 its parent run and the report renders them beside the reproduction view; the `precision`
 setting turns bf16 autocast off."""
 
+import dataclasses
 import importlib
 import subprocess
 import sys
@@ -19,8 +20,8 @@ from sweep_helpers import REPO
 from tiny_models import tiny_pair_classifier
 from tracking_stores import tracking_store
 
-from analysis.departures import read_departures
 from analysis.report import report_sweep
+from analysis.sweep_records import read_departures
 from sweeps import ear_xnli
 from sweeps.cli import apply_overrides
 from sweeps.planning.plan import format_plan
@@ -238,12 +239,13 @@ def _trial(spec, point) -> TrialConfig:
 
 def test_the_check_fails_when_a_trial_leaves_the_card():
     spec = experiment_spec(ear_xnli, "paper", None)
-    spec.base["epochs"] = 2.0
-    spec.points[1] = {**spec.points[1], "m": 1}
+    points = [*spec.points]
+    points[1] = {**points[1], "m": 1}
+    spec = dataclasses.replace(spec, base={**spec.base, "epochs": 2.0}, points=points)
     found = spec_mismatches(spec, DING)
     assert any("epochs=2.0, card 1.0" in line for line in found)
     assert any("m=1, card 3" in line for line in found)
-    spec.seeds = [1]
+    spec = dataclasses.replace(spec, seeds=[1])
     assert spec_mismatches(spec, DING)[0].startswith("seeds [1]")
 
 

@@ -1,6 +1,7 @@
 """`search_seeds`: phase 1 of strategy search ranks each sampled configuration on its mean over
 several seeds with Tune's Repeater (no Ray started here)."""
 
+import dataclasses
 from types import SimpleNamespace
 
 import pandas as pd
@@ -18,8 +19,7 @@ from xlt_schema import RAY_NAME_TAG
 
 
 def _search_spec(**settings) -> object:
-    spec = experiment_spec(ear_xnli, "smoke", None)
-    spec.strategy = "search"
+    spec = dataclasses.replace(experiment_spec(ear_xnli, "smoke", None), strategy="search")
     return apply_overrides(spec, {name: str(value) for name, value in settings.items()})
 
 

@@ -85,11 +85,11 @@ def test_the_trials_config_holds_no_tracking_uri():
     """Tune writes the config to disk (params.json, result.json, the experiment state): the
     URI, which may be a database's with its password, goes to the trials apart."""
     from sweeps.running.runner import SweepOptions
-    from sweeps.running.search import PHASE_GRID
     from sweeps.running.tune_phases import TunePhases
+    from sweeps.spec.strategy import DEFAULT_STRATEGY
 
     uri = f"postgresql://{USER}:{PLANTED}@db/mlflow"
-    spec = type("Spec", (), {"base": {}, "log_models": False, "strategy": PHASE_GRID})()
+    spec = type("Spec", (), {"base": {}, "log_models": False, "strategy": DEFAULT_STRATEGY})()
     phases = TunePhases(spec, SweepOptions(tracking_uri=uri), None, "1", "p", {}, {"cpu": 1}, None)
     assert PLANTED not in repr(phases.request.to_space(points=[{}], seeds=[0]))
 

@@ -3,6 +3,7 @@ mid-sweep; a trial's loss becomes NaN; the MLflow tracking server (a real `mlflo
 process over HTTP) goes away while trials finish and comes back. And what counts as the
 tracking server not answering (waited for) as opposed to any other error (raised at once)."""
 
+import dataclasses
 import json
 import os
 import signal
@@ -62,11 +63,14 @@ def test_worker_node_killed_mid_sweep_and_a_diverging_trial(tmp_path, monkeypatc
         "evals_per_epoch=1",
     ]
     spec = smoke_spec("ear_xnli", overrides)
-    spec.points = [
-        *spec.points,
-        # A second EAR configuration that diverges at step 2 (a sweep has one baseline).
-        {"method": "ear", "alpha": 1.0, "beta": 0.1, "layer": 2, "learning_rate": 1e30},
-    ]
+    spec = dataclasses.replace(
+        spec,
+        points=[
+            *spec.points,
+            # A second EAR configuration that diverges at step 2 (a sweep has one baseline).
+            {"method": "ear", "alpha": 1.0, "beta": 0.1, "layer": 2, "learning_rate": 1e30},
+        ],
+    )
     check_sweep(spec)
 
     import ray

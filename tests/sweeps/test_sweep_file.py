@@ -2,6 +2,8 @@
 `--from-run`, plan exactly the sweep they were written from; bad files are refused naming
 the file and the key."""
 
+import dataclasses
+
 import pytest
 from mlflow import MlflowClient
 from tracking_stores import tracking_store
@@ -40,7 +42,7 @@ def test_an_edited_file_is_the_sweep_that_runs(tmp_path, capsys, monkeypatch):
 
 def test_the_file_round_trips_every_part_of_the_sweep():
     spec = experiment_spec(ear_xnli, "paper", None)
-    spec.seeds, spec.top_k, spec.fixed_axes = [3, 4], 2, {"beta": 1.0}
+    spec = dataclasses.replace(spec, seeds=[3, 4], top_k=2, fixed_axes={"beta": 1.0})
     loaded = load_sweep(sweep_text(spec), "f.yaml", ear_xnli)
     for name in ("experiment", "preset", "points", "seeds", "top_k", "fixed_axes", "strategy"):
         assert getattr(loaded, name) == getattr(spec, name), name
@@ -157,7 +159,7 @@ def test_a_file_and_set_refuse_a_value_with_the_same_rule(setting, file_value, t
 
 def test_the_values_a_file_writes_are_the_values_it_accepts():
     spec = experiment_spec(ear_xnli, "paper", None)
-    apply_overrides(spec, {"seeds": "auto", "top_k": "2", "cpus_per_trial": "1.5"})
+    spec = apply_overrides(spec, {"seeds": "auto", "top_k": "2", "cpus_per_trial": "1.5"})
     loaded = load_sweep(sweep_text(spec), "f.yaml", ear_xnli)
     assert (loaded.seeds, loaded.seed_rounds) == (spec.seeds, spec.seed_rounds)
     assert (loaded.top_k, loaded.cpus_per_trial) == (2, 1.5)

@@ -3,6 +3,8 @@ points replaced by NAME's grid from its declaration's search ranges, the baselin
 `--set` fixing an axis; refused with a paper preset, on a sweep of adaptations and for an
 unknown method. Spec and dry-run level: no Ray, no training."""
 
+import dataclasses
+
 import pytest
 import yaml
 
@@ -33,8 +35,7 @@ EAR_GRID = [
 
 
 def _spec(script=ear_xnli, strategy="grid", **settings):
-    spec = experiment_spec(script, "smoke", None)
-    spec.strategy = strategy
+    spec = dataclasses.replace(experiment_spec(script, "smoke", None), strategy=strategy)
     return apply_overrides(spec, {key: str(value) for key, value in settings.items()})
 
 
@@ -135,8 +136,7 @@ def test_an_unknown_method_or_the_baseline_is_refused_naming_the_known(capsys, m
 def test_a_sweep_of_adaptations_and_set_adaptation_are_refused(capsys):
     err = _refusal(capsys, ["--set", "method=ear"], adjust_xnli)
     assert "adjust_xnli compares adaptations (adjusted, adjusted_continual)" in err
-    baseline_only = _spec()
-    baseline_only.points = [BASELINE]  # as an edited sweep file may hold
+    baseline_only = dataclasses.replace(_spec(), points=[BASELINE])  # as an edited file may
     with pytest.raises(ConfigError, match="ear_xnli compares nothing with finetune"):
         apply_overrides(baseline_only, {"method": "ear"})
     err = _refusal(capsys, ["--set", "adaptation=adjusted"])

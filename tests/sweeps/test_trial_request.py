@@ -1,6 +1,8 @@
 """The driver-to-worker contract (sweeps/spec/trial_contract.py) and the sweep's configurations
 resolved once (`SweepSpec.trial_config`, `SweepSpec.configs`). No Ray started here."""
 
+import dataclasses
+
 import pytest
 from ray.tune.search.variant_generator import generate_variants
 
@@ -108,7 +110,7 @@ def test_the_spec_validates_each_point_once_and_again_after_a_change(monkeypatch
     configs = spec.configs()
     assert [c.method for c in configs] == [point["method"] for point in spec.points]
     assert spec.configs() == configs and len(built) == len(spec.points)
-    apply_overrides(spec, {"epochs": "2"})
+    spec = apply_overrides(spec, {"epochs": "2"})  # a new spec, validated once in turn
     assert {c.epochs for c in spec.configs()} == {2.0} and len(built) == 2 * len(spec.points)
 
 
@@ -122,7 +124,7 @@ def test_a_trial_config_takes_the_point_then_extra_values_then_the_seed():
 
 def test_a_bad_point_is_refused_naming_its_setting():
     spec = experiment_spec(ear_xnli, "smoke", None)
-    spec.points = [*spec.points, {"method": "ear", "alpha": -1.0}]
+    spec = dataclasses.replace(spec, points=[*spec.points, {"method": "ear", "alpha": -1.0}])
     with pytest.raises(ConfigError, match="alpha"):
         spec.configs()
 

@@ -3,6 +3,8 @@ pre-flight `runner.check_sweep`): a missing data set, or one the unreachable hub
 and the cache does not hold, is refused in one line naming it and `--data-dir`. The hub is
 unreachable here: a stand-in client plays it."""
 
+import dataclasses
+
 import httpx2
 import huggingface_hub.constants
 import pytest
@@ -10,8 +12,8 @@ from huggingface_hub.errors import OfflineModeIsEnabled, RepositoryNotFoundError
 
 from sweeps import ear_xnli
 from sweeps.cli import resolve_paths
-from sweeps.spec.experiment import experiment_spec
 from sweeps.running.runner import check_sweep
+from sweeps.spec.experiment import experiment_spec
 from xlt_core.config import TrialConfig
 from xlt_core.data import hub_presence
 from xlt_core.errors import DataError
@@ -46,8 +48,7 @@ def hub(monkeypatch, tmp_path):
 
 def _hub_spec():
     spec = experiment_spec(ear_xnli, "smoke", None)
-    spec.base["data_source"] = "hub"
-    return resolve_paths(spec)
+    return resolve_paths(dataclasses.replace(spec, base={**spec.base, "data_source": "hub"}))
 
 
 def test_a_sweep_on_missing_hub_data_is_refused_before_ray(hub):

@@ -68,7 +68,7 @@ def test_an_xnli_trial_imports_no_ner_or_modelling_library_until_it_needs_one(tm
 # Every task's smoke sweep (the adjust sweeps check parallel data for their adaptations), on
 # the synthetic data or, given a data directory, on local files, which read_data reads.
 DRIVER_PROBE = """
-import json, sys
+import dataclasses, json, sys
 import sweeps.running.runner, sweeps.running.search, sweeps.running.trainable
 from sweeps import adjust_ner, adjust_qa, adjust_xsr, ear_pawsx, ear_xnli
 from sweeps.cli import resolve_paths
@@ -76,7 +76,7 @@ from sweeps.spec.experiment import experiment_spec
 cache_dir, data_dir = sys.argv[1], sys.argv[2] or None
 for script in (ear_xnli, ear_pawsx, adjust_ner, adjust_qa, adjust_xsr):
     spec = experiment_spec(script, "smoke", data_dir)
-    spec.base["cache_dir"] = cache_dir
+    spec = dataclasses.replace(spec, base={**spec.base, "cache_dir": cache_dir})
     sweeps.running.runner.check_sweep(resolve_paths(spec))
 print(json.dumps(sorted(m for m in ("torch", "transformers") if m in sys.modules)))
 """

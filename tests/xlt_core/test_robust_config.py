@@ -4,9 +4,9 @@ import pytest
 
 from sweeps import ear_pawsx, ear_xnli, robust_pawsx, robust_xnli
 from sweeps.cli import apply_overrides
-from sweeps.spec.experiment import experiment_spec
-from sweeps.spec import spaces
 from sweeps.running.trainable import flat_params
+from sweeps.spec import spaces
+from sweeps.spec.experiment import experiment_spec
 from xlt_core.config import METHOD_HYPERPARAMETERS, TrialConfig
 from xlt_core.errors import ConfigError
 
