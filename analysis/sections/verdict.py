@@ -39,6 +39,7 @@ def verdict(given: SectionInput) -> dict:
         earlier["selection"],
         earlier["verdict_runs"],
         earlier["comparisons"].get(TEST_SPLIT),
+        given.options.baseline_method,
         test=earlier["test"],
         correction=earlier["correction"],
     )

@@ -131,3 +131,24 @@ def test_the_adjustment_multiplies_by_the_candidates_and_caps_at_one():
     assert adjusted_for_selection(table, 1) is table
     assert adjusted_average({"p_value": 0.02, "x": 1}, 4) == {"p_value": 0.08, "x": 1}
     assert math.isnan(adjusted_average({"p_value": math.nan}, 4)["p_value"])  # one seed
+
+
+def test_the_verdict_is_against_the_baseline_the_report_names(tmp_path):
+    # `--baseline adv`: the verdict compares with ADV, as the per-language comparison does;
+    # before 0.7.0 it compared with fine-tuning whatever the report named.
+    uri, client, experiment_id, parent = complete_parent(
+        tmp_path, "named_baseline", {"significance_test": "ttest", "confirm_seeds": "none"}
+    )
+    rng = np.random.default_rng(5)
+    difficulty = {key: rng.beta(2, 2, size=N) for key in KEYS}
+    runs = (client, experiment_id, parent)
+    _log_runs(*runs, BASELINE, (0, 1, 2), {"dev": 0.5, "test": 0.5}, rng, difficulty, "grid")
+    _log_runs(*runs, LUCKY, (0, 1, 2), {"dev": 0.75, "test": 0.75}, rng, difficulty, "grid")
+    adv = ("adv", "adv", {})
+    _log_runs(*runs, adv, (0, 1, 2), {"dev": 0.74, "test": 0.75}, rng, difficulty, "grid")
+    client.set_terminated(parent)
+    report = report_sweep(
+        uri, "named_baseline", out_dir=str(tmp_path / "out"), baseline_method="adv"
+    )
+    assert report.selection.config_label == LUCKY[0]
+    assert report.verdict.outcome == NO_DIFFERENCE  # against fine-tuning: a gain
