@@ -182,8 +182,9 @@ def _papers_sections(analysis: SweepAnalysis) -> list[str]:
         lines += [*_with_pointer(list(analysis.reproduction_lines), pointer), ""]
     if analysis.preset_lines:
         lines += [*analysis.preset_lines, ""]
-    for section in analysis.section_lines:  # the sections that render themselves
-        lines += [*section, ""]
+    for section in analysis.section_lines:  # the sections that render themselves, if they say
+        if section:  # anything
+            lines += [*section, ""]
     return lines
 
 

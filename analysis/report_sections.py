@@ -11,7 +11,15 @@ from types import MappingProxyType
 from typing import Any
 
 from analysis.section import ReportOptions, Section, SectionInput
-from analysis.sections import comparisons, effect_sizes, notes, papers, selection, verdict
+from analysis.sections import (
+    comparisons,
+    effect_sizes,
+    notes,
+    papers,
+    race,
+    selection,
+    verdict,
+)
 from analysis.sweep_data import SweepRecords
 
 SECTIONS: tuple[Section, ...] = (
@@ -22,6 +30,7 @@ SECTIONS: tuple[Section, ...] = (
     effect_sizes.SECTION,
     notes.POWER,
     notes.SEQUENTIAL,
+    race.SECTION,
     notes.SANITY,
     papers.PAPERS,
     papers.PRESETS,

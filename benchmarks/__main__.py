@@ -43,6 +43,7 @@ CASES = {
     "driver": ("driver_scale", "driver_scaling", "the sweep driver as the trials grow"),
     "driver-10k": ("driver_scale", "driver_10k", "the sweep driver at 10,000 trials (option)"),
     "statistics": ("significance", "statistics", "paired tests at paper size"),
+    "race": ("race", "race", "seed racing vs a 5-seed grid on scripted landscapes"),
     "memory": ("memory", "peak_memory", "peak memory of a step per objective"),
     "mfu": ("mfu", "model_flops_utilisation", "each objective's step vs the matmul rate"),
     "gpu": ("gpu", "gpu_check", "MFU, evaluation and 1/2/4 trials per GPU (CUDA only)"),

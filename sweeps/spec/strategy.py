@@ -21,6 +21,7 @@ DEFAULT_STRATEGY = "grid"
 BUILT_IN_STRATEGIES = {
     "grid": "sweeps.strategies.grid",
     "search": "sweeps.strategies.search",
+    "race": "sweeps.strategies.race",
 }
 _registered: dict[str, Strategy] = {}
 

@@ -111,7 +111,7 @@ def test_quick_statistics_case_prints_its_lines():
 
 # The cases whose quick run has a test of its own (tests/benchmarks/test_<case>*.py and the
 # statistics test above): the suite's test leaves them out rather than run each twice.
-TESTED_ALONE = ("statistics", "scale", "driver", "driver-10k", "mfu", "gpu", "contention")
+TESTED_ALONE = ("statistics", "scale", "driver", "driver-10k", "mfu", "gpu", "contention", "race")
 
 
 @pytest.mark.slow
