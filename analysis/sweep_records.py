@@ -84,19 +84,31 @@ def other_preset_trials(client: MlflowClient, parent: SweepParent) -> dict[str, 
         return {}
     found = {}
     for other in (name for name in COMPARED_PRESETS if name != preset):
-        parents = client.search_runs(
-            [parent.experiment_id],
-            f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}' and params.preset = '{other}'",
-            order_by=["attributes.start_time DESC"],
-            max_results=100,
+        newest = _newest_complete_with_trials(
+            client, parent.experiment_id, f"params.preset = '{other}'"
         )
-        for candidate in filter(is_complete, map(sweep_parent, parents)):
-            try:
-                found[other] = collect_trials(client, candidate.run_id)
-                break
-            except AnalysisError:  # no finished trial: look further back
-                continue
+        if newest is not None:
+            found[other] = newest[1]
     return found
+
+
+def _newest_complete_with_trials(
+    client: MlflowClient, experiment_id: str, condition: str = ""
+) -> tuple[SweepParent, pd.DataFrame] | None:
+    """The newest complete parent run in ``experiment_id`` (matching the filter
+    ``condition``, if given) that has finished trials, with its trials; None if none has."""
+    filter_string = f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}'"
+    if condition:
+        filter_string += f" and {condition}"
+    parents = client.search_runs(
+        [experiment_id], filter_string, order_by=["attributes.start_time DESC"], max_results=50000
+    )
+    for candidate in filter(is_complete, map(sweep_parent, parents)):
+        try:
+            return candidate, collect_trials(client, candidate.run_id)
+        except AnalysisError:  # no finished trial: look further back
+            continue
+    return None
 
 
 def diverged_configs(client: MlflowClient, parent: SweepParent) -> dict[str, list[str]]:
@@ -145,17 +157,9 @@ def newest_complete_sweep(
     newest = sweep_parent(find_parent_run(client, experiment))
     if is_complete(newest):
         return newest, collect_trials(client, newest.run_id)
-    parents = client.search_runs(
-        [newest.experiment_id],
-        f"tags.`{ROLE_TAG}` = '{PARENT_ROLE}'",
-        order_by=["attributes.start_time DESC"],
-        max_results=50000,
-    )
-    for parent in filter(is_complete, map(sweep_parent, parents)):
-        try:
-            return parent, collect_trials(client, parent.run_id)
-        except AnalysisError:  # no finished trial: as find_parent_run, look further back
-            continue
+    found = _newest_complete_with_trials(client, newest.experiment_id)
+    if found is not None:
+        return found
     raise AnalysisError(
         f"experiment {experiment!r} has no complete sweep with finished trials; its newest, "
         f"parent run {newest.run_id}, is "

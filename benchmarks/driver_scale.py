@@ -39,9 +39,9 @@ from benchmarks.common import (
 )
 
 SIZES = (100, 1000)
-QUICK_SIZES = (10, 20)
+QUICK_SIZES = (4, 8)
 LARGE_SIZES = (10_000,)  # `--only driver-10k`: not in the default run (about an hour)
-QUICK_LARGE_SIZES = (30,)
+QUICK_LARGE_SIZES = (6,)
 # Driver CPU per trial at the largest size / at the smallest (issue 44).
 FLAT_TARGET = ("<=", 1.2)
 SEEDS = "0,1"  # phase 2: the top configuration and the baseline, two seeds each
@@ -178,13 +178,13 @@ def trial_run_count(tracking_uri: str) -> int:
 
 
 def driver_scaling(settings: Settings) -> Iterator[Result]:
-    """The driver at 100 and 1,000 trials (`--quick`: 20), then the CPU per trial at the
+    """The driver at 100 and 1,000 trials (`--quick`: 4 and 8), then the CPU per trial at the
     largest over that at the smallest."""
     yield from _driver_sizes(settings, QUICK_SIZES if settings.quick else SIZES)
 
 
 def driver_10k(settings: Settings) -> Iterator[Result]:
-    """The driver at 10,000 no-op trials (`--quick`: 30), an option: `--only driver-10k`."""
+    """The driver at 10,000 no-op trials (`--quick`: 6), an option: `--only driver-10k`."""
     yield from _driver_sizes(settings, QUICK_LARGE_SIZES if settings.quick else LARGE_SIZES)
 
 

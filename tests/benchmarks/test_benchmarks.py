@@ -12,6 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 # `benchmarks` is a folder of the repository, not an installed package.
 sys.path.insert(0, str(REPO))
 
+from benchmarks import sweep  # noqa: E402
 from benchmarks.__main__ import (  # noqa: E402
     CASES,
     OPTIONAL_CASES,
@@ -67,6 +68,17 @@ def test_idle_gaps_pair_each_start_with_the_slot_freed_first():
     assert idle_gaps(trials, slots=2) == [1, 3, 2.5]
     assert idle_gaps(trials[:2], slots=2) == []
     assert idle_gaps([(0, 5), (1, 6)], slots=1) == [0.0]  # started before a slot was free
+
+
+def test_the_same_sweep_arguments_are_run_once(monkeypatch, tmp_path):
+    # --quick's `sweep` and `sweep-minute` cases both run the quick sweep: measured once.
+    runs = []
+    monkeypatch.setattr(sweep, "_MEASURED", {})
+    monkeypatch.setattr(sweep, "_run_timed_sweep", lambda *args: runs.append(args) or len(runs))
+    assert sweep._timed_sweep(["--set", "a=1"], tmp_path / "one", 10) == 1
+    assert sweep._timed_sweep(["--set", "a=1"], tmp_path / "two", 10) == 1
+    assert sweep._timed_sweep(["--set", "a=2"], tmp_path / "two", 10) == 2
+    assert [args[1].name for args in runs] == ["one", "two"]
 
 
 def test_rows_near_width_takes_the_rows_just_up_to_the_width():

@@ -28,7 +28,7 @@ FIGURES = (
 )
 # Each size's line of the searcher's own CPU, and the ratio of the CPU per trial.
 SEARCHER = "searcher CPU per trial, Optuna TPE alone ({} trials)"
-RATIO = "driver CPU per trial, 20 trials / 10 trials"
+RATIO = "driver CPU per trial, 8 trials / 4 trials"
 
 
 def test_the_noop_trial_scores_the_dev_set_and_every_test_language():
@@ -67,10 +67,10 @@ def test_tree_bytes_counts_a_file_or_a_folder(tmp_path):
 
 @pytest.mark.slow
 def test_quick_driver_cases_print_their_figures():
-    """--quick: the default case at 10 and 20 trials (then their ratio), the 10,000-trial
-    option at 30."""
+    """--quick: the default case at 4 and 8 trials (then their ratio), the 10,000-trial
+    option at 6."""
     out = run_quick("--only", "driver,driver-10k").stdout
-    for trials, runs in ((10, 14), (20, 24), (30, 34)):  # + phase 2: 2 configurations x 2 seeds
+    for trials, runs in ((4, 8), (8, 12), (6, 10)):  # + phase 2: 2 configurations x 2 seeds
         for figure in FIGURES:
             assert f"{figure} ({trials}-trial search, {runs} trial runs)" in out
         assert SEARCHER.format(trials) in out
