@@ -121,17 +121,46 @@ def kill_driver(process: subprocess.Popen, ray_tmpdir: str) -> None:
     it (Ray's processes share the driver's fate); stragglers are killed and reported."""
     os.killpg(process.pid, signal.SIGKILL)
     process.wait(timeout=scaled_timeout(30))
+    _ray_gone(ray_tmpdir)
+
+
+def interrupt_driver(process: subprocess.Popen, ray_tmpdir: str) -> int:
+    """SIGINT to the driver's whole session, as Ctrl-C in its terminal sends it; its exit
+    code, once it and the local Ray it started have exited (stragglers killed and reported)."""
+    os.killpg(process.pid, signal.SIGINT)
+    code = process.wait(timeout=scaled_timeout(180))
+    _ray_gone(ray_tmpdir)
+    return code
+
+
+def _ray_gone(ray_tmpdir: str) -> None:
+    """Check that the stopped driver's local Ray (under `ray_tmpdir`) exited with it."""
     try:
         wait_for(
             lambda: not processes_mentioning(ray_tmpdir),
             60,
-            "the killed driver's Ray processes to exit",
+            "the stopped driver's Ray processes to exit",
         )
     except AssertionError:
         leftovers = processes_mentioning(ray_tmpdir)
         for pid in leftovers:
             os.kill(pid, signal.SIGKILL)
-        raise AssertionError(f"Ray processes outlived the killed driver: {leftovers}")
+        raise AssertionError(f"Ray processes outlived the stopped driver: {leftovers}")
+
+
+def resume_sweep(cwd, args: list[str], env: dict) -> subprocess.CompletedProcess:
+    """ear_xnli's sweep with `args` and `--resume` in `cwd`, as an interrupted sweep says to
+    continue; fails the test unless it exits 0."""
+    resumed = subprocess.run(
+        [sys.executable, str(SCRIPT), *args, "--resume"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=scaled_timeout(600),
+    )
+    assert resumed.returncode == 0, what_went_wrong(resumed)
+    return resumed
 
 
 def run_command(

@@ -26,6 +26,10 @@ PHASE_TAG = "xlt.phase"  # grid | search | final | confirm
 # a resumed sweep confirms the same selection.
 CONFIRM_PHASE = "confirm"
 CONFIRM_POINTS_TAG = "xlt.confirm_points"
+# A strategy that decides its own winner (the seed race: sweeps/strategies/race.py) names its
+# config_key on the parent run: the report selects it, not the best dev mean over every run
+# (a race's dropped configurations ran fewer seeds).
+WINNER_TAG = "xlt.winner"
 # The parent run's artifact holding its sweep file (sweeps/planning/sweep_file.py): what
 # `--from-run` reads and `--resume` compares with.
 SWEEP_FILE_ARTIFACT = "sweep_config.yaml"

@@ -1,10 +1,11 @@
 """The report's settings and its selection: the significance test, the baseline, the
-reference for ``**`` marks and the configuration selected on dev (:mod:`analysis.select`),
-with the seed means every score table reads."""
+reference for ``**`` marks and the configuration selected on dev (:mod:`analysis.select`; a
+strategy that names its winner on the parent run, WINNER_TAG, has it selected), with
+the seed means every score table reads."""
 
 import pandas as pd
 
-from analysis.frames import tidy_metrics
+from analysis.frames import AnalysisError, tidy_metrics
 from analysis.section import Section, SectionInput
 from analysis.select import (
     Selection,
@@ -16,7 +17,7 @@ from analysis.select import (
 )
 from analysis.stats import DEFAULT_TEST, SIGNIFICANCE_TESTS
 from analysis.sweep_parent import SweepParent
-from xlt_schema import NO_ADAPTATION
+from xlt_schema import NO_ADAPTATION, WINNER_TAG
 
 
 def selection(given: SectionInput) -> dict:
@@ -25,10 +26,19 @@ def selection(given: SectionInput) -> dict:
     test = significance_test_of(parent, options.significance_test)
     # A sweep without English dev queries (retrieval) names its own in the parent's params.
     metric = options.selection_metric or parent.params.get("selection_metric")
-    selected = select_best(
-        trials, metric or default_selection_metric(trials), options.baseline_method
-    )
     baseline_key = baseline_config_key(trials, options.baseline_method)
+    # A strategy that named its winner (a race) is reported with it: the rule below would
+    # weigh its dropped configurations' fewer seeds as it weighs the winner's.
+    named = parent.tags.get(WINNER_TAG)
+    candidates = trials[trials["config_key"].isin([named, baseline_key])] if named else trials
+    if named and named not in set(candidates["config_key"]):
+        raise AnalysisError(
+            f"the parent run {parent.run_id} names {named} as its winner "
+            f"({WINNER_TAG}), but no finished trial has that config_key"
+        )
+    selected = select_best(
+        candidates, metric or default_selection_metric(trials), options.baseline_method
+    )
     reference_key = resolve_config(trials, options.reference) if options.reference else None
     return {
         "test": test,

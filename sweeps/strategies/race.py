@@ -2,9 +2,10 @@
 (analysis/seed_race.py): 2 seeds first, then one more per round up to the sweep's seeds; after
 each round but the last, a configuration worse on the selection split than the current leader
 by a one-sided seed-blocked t-test (Bonferroni over rounds x candidates) gets no more seeds.
-The race ends with one configuration left or at the last seed; its leader is the one the
-confirmation phase re-runs with the baseline on fresh seeds (the parent's
-CONFIRM_POINTS_TAG), where the verdict is decided.
+The race ends with one configuration left or at the last seed; its leader is the winner the
+report selects (the parent's WINNER_TAG) and the one the confirmation phase re-runs
+with the baseline on fresh seeds (the parent's CONFIRM_POINTS_TAG), where the verdict is
+decided.
 
 Each round is one grid phase (`race-round<k>`) over the configurations still in it and the
 baseline, with the round's new seeds, restored like any phase when the sweep resumes; the
@@ -145,17 +146,21 @@ class RacePhases:
         )
 
     def _confirm(self, baseline: list, winner: dict) -> None:
-        """The race's winner is the one the confirmation phase re-runs with the baseline (a
-        resumed sweep finds the same points there)."""
+        """The race's winner is the one the report selects (WINNER_TAG) and the
+        confirmation phase re-runs with the baseline (a resumed sweep finds the same points
+        there)."""
         from sweeps.records import tracking
-        from xlt_schema import CONFIRM_POINTS_TAG
+        from xlt_schema import CONFIRM_POINTS_TAG, WINNER_TAG
 
-        points = json.dumps([baseline[0], winner])
-        if self.phases.tags.get(CONFIRM_POINTS_TAG) != points:
-            tracking.set_tags(self.phases.client, self.phases.parent_run_id,
-                              {CONFIRM_POINTS_TAG: points})  # fmt: skip
-            self.phases.tags[CONFIRM_POINTS_TAG] = points
-        logger.info(f"Race won by {self.phases.spec.trial_config(winner).config_label()}")
+        config = self.phases.spec.trial_config(winner)
+        tags = {
+            CONFIRM_POINTS_TAG: json.dumps([baseline[0], winner]),
+            WINNER_TAG: config.config_key(),
+        }
+        if any(self.phases.tags.get(key) != value for key, value in tags.items()):
+            tracking.set_tags(self.phases.client, self.phases.parent_run_id, tags)
+            self.phases.tags.update(tags)
+        logger.info(f"Race won by {config.config_label()}")
 
 
 class Race:

@@ -5,14 +5,19 @@ the fresh seeds."""
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 
 import pytest
-from conftest import scaled_timeout, what_went_wrong
 from scripted_trials import GATE_VARIABLE, GATED_TRIAL
-from sweep_helpers import REPO, SCRIPT, child_runs, kill_driver, parent_runs, start_script, wait_for
+from sweep_helpers import (
+    REPO,
+    child_runs,
+    kill_driver,
+    parent_runs,
+    resume_sweep,
+    start_script,
+    wait_for,
+)
 
 from sweeps.running.trainable import TRIAL_FUNCTION_ENV
 from xlt_schema import CONFIG_KEY_TAG, CONFIRM_PHASE, CONFIRM_POINTS_TAG, PHASE_TAG, STAGE_TAG
@@ -59,15 +64,7 @@ def test_a_sweep_killed_in_its_confirmation_resumes_the_same_confirmation(tmp_pa
     assert len(grid) == 6
 
     gate.touch()
-    resumed = subprocess.run(
-        [sys.executable, str(SCRIPT), *args, "--resume"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=scaled_timeout(600),
-    )
-    assert resumed.returncode == 0, what_went_wrong(resumed)
+    resumed = resume_sweep(tmp_path, args, env)
     (parent,) = parent_runs(uri)
     assert json.loads(parent.data.tags[CONFIRM_POINTS_TAG]) == points
     runs = child_runs(uri)

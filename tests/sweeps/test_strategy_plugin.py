@@ -13,7 +13,16 @@ import pytest
 from conftest import scaled_timeout, what_went_wrong
 from screen_strategy import FINAL, SCREEN, Screen
 from scripted_trials import GATE_VARIABLE, GATED_TRIAL
-from sweep_helpers import REPO, SCRIPT, child_runs, kill_driver, parent_runs, start_script, wait_for
+from sweep_helpers import (
+    REPO,
+    SCRIPT,
+    child_runs,
+    kill_driver,
+    parent_runs,
+    resume_sweep,
+    start_script,
+    wait_for,
+)
 
 from sweeps.running.trainable import TRIAL_FUNCTION_ENV
 from sweeps.spec.strategy import register_strategy, strategy_names
@@ -106,15 +115,7 @@ def test_a_plugin_strategy_sweep_is_killed_and_resumed_to_its_report(tmp_path):
     assert len(screened) == 2
 
     gate.touch()
-    resumed = subprocess.run(
-        [sys.executable, str(SCRIPT), *args, "--resume"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=scaled_timeout(600),
-    )
-    assert resumed.returncode == 0, what_went_wrong(resumed)
+    resumed = resume_sweep(tmp_path, args, env)
     (parent,) = parent_runs(uri)
     assert parent.data.tags[REPORT_PHASE_TAG] == FINAL
     assert parent.data.params["strategy"] == SCREEN

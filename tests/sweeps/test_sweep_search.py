@@ -7,21 +7,18 @@ The driver is killed once the first trial has finished and the sweep is continue
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import optuna
 import pytest
-from conftest import scaled_timeout, what_went_wrong
 from mlflow.tracking import MlflowClient
 from sweep_helpers import (
-    SCRIPT,
     TINY,
     child_runs,
     kill_driver,
     parent_runs,
+    resume_sweep,
     smoke_spec,
     start_script,
     wait_for,
@@ -96,15 +93,7 @@ def searched(tmp_path_factory):
         if r.info.status in ("FINISHED", "KILLED")
     }
     assert finished and before
-    resumed = subprocess.run(
-        [sys.executable, str(SCRIPT), *args, "--resume"],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=scaled_timeout(600),
-    )
-    assert resumed.returncode == 0, what_went_wrong(resumed)
+    resumed = resume_sweep(workdir, args, env)
     assert "Resuming sweep" in resumed.stdout
     return workdir, uri, before
 
