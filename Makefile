@@ -66,5 +66,12 @@ test-fast: lint
 bench: $(INSTALLED)
 	$(PY) -m benchmarks --markdown docs/benchmarks.md
 
+# `make cluster-check` (as root; docs/cluster.md#on-your-own-machines): an on-premises cluster
+# brought up by `ray up` on this machine (network namespaces, one sshd each), its smoke sweep,
+# `ray up` again, a worker lost, `ray down`; the transcript in reports/cluster-check/.
+.PHONY: cluster-check
+cluster-check: $(INSTALLED)
+	$(PY) -m sweeps.drills.cluster_check
+
 clean:
 	rm -rf $(VENV) .cache ray_results mlflow.db mlartifacts optuna.db reports

@@ -148,12 +148,17 @@ def postgres(password_file: Path) -> Iterator[str]:
 
 @contextlib.contextmanager
 def mlflow_server(
-    backend_uri: str, workdir: Path, env: dict | None = None, workers: int = SERVER_WORKERS
+    backend_uri: str,
+    workdir: Path,
+    env: dict | None = None,
+    workers: int = SERVER_WORKERS,
+    options: tuple[str, ...] = (),
 ) -> Iterator[str]:
-    """`mlflow server` on 127.0.0.1 over `backend_uri`, artifacts under `workdir`; yields its
-    URL once /health answers. Its output goes to workdir/mlflow-server.log."""
+    """`mlflow server` on 127.0.0.1 over `backend_uri`, artifacts under `workdir`, with more
+    `options` (`--app-name basic-auth`); yields its URL once /health answers. Its output goes
+    to workdir/mlflow-server.log."""
     port = free_port()
-    command = [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1"]
+    command = [sys.executable, "-m", "mlflow", "server", *options, "--host", "127.0.0.1"]
     command += ["--port", str(port), "--workers", str(workers)]
     command += ["--backend-store-uri", backend_uri]
     command += ["--artifacts-destination", str(workdir / "artifacts")]

@@ -8,7 +8,12 @@ head's private address over PostgreSQL, no password written in the file, and `RA
 and a closed cluster (`closed_cluster_problems`): the MLflow server behind its basic-auth app
 and Ray with token authentication, their secrets generated on the head and copied to the
 workers by the head, never written in the file, and no MLflow user but the admin given any
-permission (`default_permission`). No cloud call is made.
+permission (`default_permission`). Then every command of every command list, one by one
+(sweeps/cluster_rules.py), and the AWS security group (sweeps/cluster_groups.py): the holes
+one edit can open. No cloud call is made.
+
+`python -m sweeps.cluster --live`, run on the head, probes the running cluster instead
+(sweeps/cluster_audit.py).
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from pathlib import Path
 
 import yaml
 
+from sweeps.cluster_groups import security_group_problems
+from sweeps.cluster_rules import PRIVATE_ADDRESS as PRIVATE_ADDRESS_COMMAND
+from sweeps.cluster_rules import command_problems
 from xlt_core.errors import DataError
 
 
@@ -49,13 +57,14 @@ def validate_cluster_file(path: str | Path) -> dict:
     except (ValueError, KeyError, RuntimeError) as error:
         raise DataError(f"{path}: {error}") from None
     problems = head_problems(config, text) + closed_cluster_problems(config, text)
+    problems += command_problems(config, text) + security_group_problems(config, text)
     if problems:
         raise DataError(f"{path}: " + "; ".join(problems))
     return prepared
 
 
 # The head's private address as its shell commands compute it.
-PRIVATE_ADDRESS = re.escape("$(hostname -I | awk '{print $1}')")
+PRIVATE_ADDRESS = re.escape(PRIVATE_ADDRESS_COMMAND)
 # What the head's setup (head_setup_commands and setup_commands) must do, and how it reads.
 HEAD_SETUP = {
     r"apt-get install .*\bpostgresql\b": "install PostgreSQL",
@@ -95,7 +104,8 @@ MLFLOW_PASSWORDS = "MLFLOW_TRACKING_PASSWORD|MLFLOW_AUTH_ADMIN_PASSWORD|admin_pa
 FORBIDDEN = {
     r"postgres(?:ql)?(?:\+\w+)?://[^/\s@:]*:[^/\s@]*@": "a password in a PostgreSQL URI",
     r"PASSWORD\s+'(?!\$\(cat )": "a password literal (PASSWORD '...')",
-    r"0\.0\.0\.0": "a server listening on every interface (0.0.0.0)",
+    # (a security group's 0.0.0.0/0 is security_group_problems')
+    r"0\.0\.0\.0(?!/)": "a server listening on every interface (0.0.0.0)",
     r"RAY_AUTH_TOKEN\s*[=:]": "a Ray token (RAY_AUTH_TOKEN)",
     r"RAY_AUTH_MODE=(?!token\b)": "Ray's authentication off (RAY_AUTH_MODE other than token)",
     # A password is read from the head's file (`$(cat ...)`, printf's `%s`), never written.
@@ -153,10 +163,11 @@ def closed_cluster_problems(config: dict, text: str) -> list[str]:
     start = config.get("head_start_ray_commands", [])
     server = next((command for command in start if re.search("mlflow server ", command)), "")
     problems = []
-    if server and "--app-name basic-auth" not in server:
-        problems.append("the MLflow server runs without authentication (--app-name basic-auth)")
+    # The SSH user's home: ubuntu's on AWS, the lab's user's on premises (provider: local).
+    user = config.get("auth", {}).get("ssh_user", "ubuntu")
+    home = "/root" if user == "root" else f"/home/{user}"
     for variable, path in (
-        ("MLFLOW_AUTH_CONFIG_PATH", "/home/ubuntu/.xlt/mlflow_auth.ini"),
+        ("MLFLOW_AUTH_CONFIG_PATH", f"{home}/.xlt/mlflow_auth.ini"),
         ("MLFLOW_AUTH_ADMIN_PASSWORD", "$(cat ~/.xlt/mlflow_admin_password)"),
         ("MLFLOW_FLASK_SERVER_SECRET_KEY", "$(cat ~/.xlt/mlflow_secret_key)"),
     ):
@@ -199,6 +210,10 @@ def _default_permission_problems(config: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     paths = argv if argv is not None else sys.argv[1:]
+    if "--live" in paths:  # the running head, probed (sweeps/cluster_audit.py)
+        from sweeps.cluster_audit import live_main
+
+        return live_main([arg for arg in paths if arg != "--live"])
     try:
         for path in paths or ["ray_cluster.yaml"]:
             prepared = validate_cluster_file(path)

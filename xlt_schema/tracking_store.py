@@ -10,6 +10,7 @@ store holds: MLflow is imported there, by the driver and the report that open a 
 
 from __future__ import annotations
 
+import configparser
 import contextlib
 import functools
 import os
@@ -76,10 +77,16 @@ def credentials_env() -> dict[str, str]:
 
 
 def basic_auth() -> tuple[str, str] | None:
-    """(user, password) for a request of our own to the tracking server, as MLflow sends them."""
-    if os.environ.get(USERNAME_ENV) and os.environ.get(PASSWORD_ENV):
-        return os.environ[USERNAME_ENV], os.environ[PASSWORD_ENV]
-    return None
+    """(user, password) for a request of our own to the tracking server, as MLflow sends them:
+    each from its environment variable, else from ~/.mlflow/credentials (MLflow's
+    `read_mlflow_creds`; a cluster's nodes log with that file, ray_cluster.yaml)."""
+    stored = configparser.ConfigParser()
+    stored.read(os.path.expanduser("~/.mlflow/credentials"))
+    user, password = (
+        os.environ.get(name) or stored.get("mlflow", name.lower(), fallback=None)
+        for name in (USERNAME_ENV, PASSWORD_ENV)
+    )
+    return (user, password) if user and password else None
 
 
 @dataclass(frozen=True)

@@ -227,15 +227,26 @@ def store_problems(database: Path, trials: int) -> list[str]:
     runs = client.search_runs([experiment.experiment_id], max_results=10000)
     parents = [run for run in runs if run.data.tags.get(ROLE_TAG) == PARENT_ROLE]
     trial_runs = [run for run in runs if run.data.tags.get(ROLE_TAG) == TRIAL_ROLE]
-    problems = []
-    if len(parents) != 1:
-        problems.append(f"{len(parents)} parent runs")
+    problems = [] if len(parents) == 1 else [f"{len(parents)} parent runs"]
     for parent in parents:
-        tags = parent.data.tags
-        if parent.info.status != "FINISHED" or tags.get(COMPLETE_TAG) != "true":
-            problems.append(f"parent {parent.info.status}, complete={tags.get(COMPLETE_TAG)}")
-        if tags.get(REPORTED_TAG) != "true":
-            problems.append("no report")
+        problems += parent_problems(parent)
+    return problems + trial_problems(trial_runs, trials)
+
+
+def parent_problems(parent) -> list[str]:
+    """What is wrong with a sweep's parent run at the end: not FINISHED, complete, reported."""
+    tags = parent.data.tags
+    problems = []
+    if parent.info.status != "FINISHED" or tags.get(COMPLETE_TAG) != "true":
+        problems.append(f"parent {parent.info.status}, complete={tags.get(COMPLETE_TAG)}")
+    if tags.get(REPORTED_TAG) != "true":
+        problems.append("no report")
+    return problems
+
+
+def trial_problems(trial_runs: list, trials: int) -> list[str]:
+    """Not exactly one FINISHED trial run per (configuration, seed) of `trials`; any RUNNING."""
+    problems = []
     finished = [run for run in trial_runs if run.info.status == "FINISHED"]
     pairs = {(run.data.tags.get(CONFIG_KEY_TAG), run.data.params.get("seed")) for run in finished}
     if len(finished) != trials or len(pairs) != trials:

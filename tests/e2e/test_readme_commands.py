@@ -148,6 +148,16 @@ NOT_RUN_HERE = {
         "tests/benchmarks/test_tracking_server_load.py runs the same load with 8 trials on both"
     ),
     "ray ": "an AWS cluster (the cluster file itself is validated here, offline)",
+    # On premises: `make cluster-check` runs `ray up`, `ray exec` and `ray down` on this machine.
+    "RAY_UP_enable_autoscaler_v2=0 ray up": "your machines (make cluster-check, by hand)",
+    "make cluster-check": (
+        "as root, minutes (namespaces, sshd, ray up): run by hand, its transcript in "
+        "docs/cluster.md; its fast parts: tests/sweeps/test_cluster_check.py"
+    ),
+    "python -m sweeps.cluster_files": "tests/sweeps/test_cluster_files.py (--check, a lab's file)",
+    "python -m sweeps.cluster my_cluster.yaml": (
+        "a lab's file: tests/sweeps/test_cluster_files.py validates one made for given addresses"
+    ),
     "ssh ": "an AWS cluster",
 }
 

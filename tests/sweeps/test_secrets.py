@@ -70,6 +70,22 @@ def test_the_sweeps_uri_has_no_password_and_the_health_check_still_authenticates
         check_tracking_uri(uri)  # a 401 would be refused
 
 
+def test_the_health_check_authenticates_with_mlflows_credentials_file(
+    clean_env, tmp_path, monkeypatch
+):
+    """A cluster's head logs with ~/.mlflow/credentials (ray_cluster.yaml), which MLflow's
+    client reads: the check before Ray sends it too (before: 401, the sweep refused on the
+    cluster, found by `make cluster-check`)."""
+    from sweeps.records.tracking import check_tracking_uri
+
+    (tmp_path / ".mlflow").mkdir()
+    credentials = f"[mlflow]\nmlflow_tracking_username = {USER}\nmlflow_tracking_password = "
+    (tmp_path / ".mlflow" / "credentials").write_text(credentials + PLANTED + "\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with _server(_AuthOnly) as port:
+        check_tracking_uri(f"http://127.0.0.1:{port}")  # a 401 would be refused
+
+
 def test_the_resume_command_and_the_reports_address_hold_no_password():
     from analysis.mlflow_ui import ui_address
     from sweeps import ear_xnli
