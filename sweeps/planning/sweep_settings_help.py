@@ -21,6 +21,12 @@ SWEEP_SETTING_RULES = {
     "confirm_seeds": "an integer >= 0: fresh seeds the selected configuration and the baseline "
     "re-run with, the verdict decided on them (default: as many as seeds; 0: none, the verdict "
     "then Bonferroni-corrected over the candidates)",
+    "race_alpha": "a number between 0 and 1, both excluded (--strategy race: the error rate of "
+    "dropping the best configuration, split over rounds x opponents)",
+    "race_first_seeds": "an integer >= 2, at most the seeds (--strategy race: the first round's "
+    "seeds; each later round adds one)",
+    "race_test": "pooled or paired (--strategy race: the seed-blocked t-test's variance, pooled "
+    "over the configurations racing or each pair's own)",
 }
 HEADING = (
     "settings (--set KEY=VALUE; the defaults are TrialConfig's and SweepSpec's, a preset may "

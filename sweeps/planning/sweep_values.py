@@ -10,7 +10,7 @@ import dataclasses
 import math
 from typing import Any, Callable
 
-from sweeps.spec.experiment import SWEEP_SETTINGS
+from sweeps.spec.experiment import RACE_TESTS, SWEEP_SETTINGS
 from sweeps.spec.strategy import strategy_names
 from xlt_core import registry
 from xlt_core.config import HYPERPARAMETER_NAMES, MAX_SEED, setting_names
@@ -100,6 +100,14 @@ RULES = {
         "an integer >= 0 (0: no confirmation phase)",
         int,
     ),
+    "race_alpha": Rule(
+        lambda value: _is_positive(value) and value < 1,
+        "a number between 0 and 1, both excluded",
+        float,
+    ),
+    # At most the sweep's seeds: the race's own check (sweeps/strategies/race.py).
+    "race_first_seeds": count_rule(2),
+    "race_test": Rule(lambda value: value in RACE_TESTS, " or ".join(RACE_TESTS)),
 }
 
 

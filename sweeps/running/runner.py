@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import gc
 import hashlib
 import json
@@ -50,7 +51,7 @@ from sweeps.safety.storage_checks import (
     is_disk_full,
     quiet_disk_full,
 )
-from sweeps.spec.experiment import SweepSpec
+from sweeps.spec.experiment import RACE_SETTINGS, SweepSpec
 from sweeps.spec.strategy import strategy_named
 from xlt_core.config import TrialConfig
 from xlt_core.data.hub_presence import check_hub_data
@@ -113,6 +114,9 @@ def check_sweep(spec: SweepSpec) -> list[TrialConfig]:
 SWEEP_KEY_FIELDS = ("experiment", "preset", "strategy", "base", "points", "seeds")
 SWEEP_KEY_FIELDS += ("search_trials", "top_k")
 SOME_SWEEPS_FIELDS = ("seed_rounds", "search_seeds", "confirm_seeds")
+# Strategy `race`'s settings: in the key where they differ from SweepSpec's defaults.
+SOME_SWEEPS_FIELDS += RACE_SETTINGS
+_SPEC_DEFAULTS = {f.name: f.default for f in dataclasses.fields(SweepSpec)}
 
 
 def sweep_key(spec: SweepSpec) -> str:
@@ -124,6 +128,11 @@ def sweep_key(spec: SweepSpec) -> str:
         fields["search_seeds"] = spec.search_seeds
     if spec.confirm_seeds is not None:  # the default leaves the keys of earlier sweeps alone
         fields["confirm_seeds"] = spec.confirm_seeds
+    fields.update(
+        (name, getattr(spec, name))
+        for name in RACE_SETTINGS
+        if getattr(spec, name) != _SPEC_DEFAULTS[name]  # the keys of earlier races stay
+    )
     return hashlib.sha256(json.dumps(fields, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

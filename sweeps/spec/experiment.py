@@ -22,6 +22,8 @@ from sweeps.spec.trial_contract import trial_config
 from xlt_core.config import MAX_SEED, TrialConfig
 from xlt_core.errors import ConfigError
 
+# Strategy `race`'s settings (`SweepSpec`'s race_* fields).
+RACE_SETTINGS = ("race_alpha", "race_first_seeds", "race_test")
 # The settings `--set` takes that belong to the sweep, not to a trial.
 SWEEP_SETTINGS = (
     "seeds",
@@ -32,7 +34,13 @@ SWEEP_SETTINGS = (
     "search_seeds",
     "search_concurrency",
     "confirm_seeds",
+    *RACE_SETTINGS,
 )
+
+# Strategy `race`'s tests: analysis/seed_race.py's POOLED and PAIRED, named here for the
+# settings' check (the spec imports no analysis; tests/sweeps/test_race_settings.py checks
+# that they agree).
+RACE_TESTS = ("pooled", "paired")
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,13 @@ class SweepSpec:
     # decided on them. None: as many as the sweep's seeds; 0: none (the verdict then corrects
     # for the selection instead: docs/statistics.md).
     confirm_seeds: int | None = None
+    # Strategy `race` (sweeps/strategies/race.py, analysis/seed_race.py): the error rate of
+    # dropping the best configuration (split Bonferroni over rounds x opponents), the seeds of
+    # the first round (later rounds add one each up to the sweep's seeds), and the test
+    # (pooled: one seed variance for all; paired: each pair's own).
+    race_alpha: float = 0.05
+    race_first_seeds: int = 2
+    race_test: str = RACE_TESTS[0]
     fixed_axes: dict = field(default_factory=dict)
     # The paper card a paper preset is built from (None: smoke, or a script without one).
     paper_card: PaperCard | None = None

@@ -1,7 +1,8 @@
 """Strategy `race`: every configuration but the baseline races over rounds of seeds
-(analysis/seed_race.py): 2 seeds first, then one more per round up to the sweep's seeds; after
-each round but the last, a configuration worse on the selection split than the current leader
-by a one-sided seed-blocked t-test (Bonferroni over rounds x candidates) gets no more seeds.
+(analysis/seed_race.py): `race_first_seeds` seeds first (2), then one more per round up to the
+sweep's seeds; after each round but the last, a configuration worse on the selection split than
+the current leader by a one-sided seed-blocked t-test (`race_test`: pooled or paired;
+Bonferroni over rounds x candidates, `race_alpha` in all) gets no more seeds.
 The race ends with one configuration left or at the last seed; its leader is the winner the
 report selects (the parent's WINNER_TAG) and the one the confirmation phase re-runs
 with the baseline on fresh seeds (the parent's CONFIRM_POINTS_TAG), where the verdict is
@@ -20,6 +21,8 @@ import json
 import logging
 
 from sweeps.planning.plan import Entry, Phase
+from sweeps.planning.sweep_values import sweep_value
+from sweeps.spec.experiment import RACE_SETTINGS
 from xlt_core.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -36,16 +39,23 @@ def round_phase(index: int) -> str:
     return f"{NAME}-round{index + 1}"
 
 
-def round_seeds(seeds: int) -> tuple[int, ...]:
-    """Seeds per round for a budget of `seeds`: 2 first, then one per round."""
-    return (2,) + (1,) * (seeds - 2)
+def round_seeds(seeds: int, first: int = 2) -> tuple[int, ...]:
+    """Seeds per round for a budget of `seeds`: `first` first, then one per round."""
+    return (first,) + (1,) * (seeds - first)
 
 
 def race_design(spec):
+    """The race of `spec`'s settings (`race_alpha`, `race_first_seeds`, `race_test`); RaceDesign
+    checks them."""
     from analysis.seed_race import RaceDesign
 
     candidates = [point for point in spec.points if point not in spec.baseline_points()]
-    return RaceDesign(candidates=len(candidates), round_seeds=round_seeds(len(spec.seeds)))
+    return RaceDesign(
+        candidates=len(candidates),
+        round_seeds=round_seeds(len(spec.seeds), spec.race_first_seeds),
+        alpha=spec.race_alpha,
+        test=spec.race_test,
+    )
 
 
 def race_scores(client, parent_run_id: str, spec, configs, seeds) -> tuple[str, object, dict]:
@@ -166,15 +176,16 @@ class RacePhases:
 class Race:
     name = NAME
     help = (
-        "race: every configuration starts with 2 seeds paired with the baseline's, each round "
-        "adds a seed to those not yet worse than the leader (a seed-blocked t-test, "
-        "Bonferroni), up to the sweep's seeds"
+        "race: every configuration starts with 2 seeds (race_first_seeds) paired with the "
+        "baseline's, each round adds a seed to those not yet worse than the leader (a "
+        "seed-blocked t-test, race_test; Bonferroni, race_alpha), up to the sweep's seeds"
     )
     samples_points = False
     seed_rounds = False
 
     def check(self, spec, fits) -> None:
-        """A baseline, another configuration to race, and 2 seeds or more."""
+        """A baseline, another configuration to race, 2 seeds or more, and a first round of
+        at most the sweep's seeds."""
         baseline = spec.baseline_points()
         if not baseline or len(spec.points) - len(baseline) < 1:
             raise ConfigError(
@@ -182,6 +193,14 @@ class Race:
             )
         if len(spec.seeds) < 2:
             raise ConfigError("seeds", len(spec.seeds), "at least 2 seeds to race over")
+        for name in RACE_SETTINGS:  # as `--set` checks them, for a script's own values too
+            sweep_value(name, getattr(spec, name))
+        if spec.race_first_seeds > len(spec.seeds):
+            raise ConfigError(
+                "race_first_seeds",
+                spec.race_first_seeds,
+                f"an integer >= 2, at most the sweep's {len(spec.seeds)} seeds",
+            )
 
     def trial_count(self, spec) -> tuple[int, str, str]:
         seeds = len(spec.seeds)
@@ -230,7 +249,8 @@ class Race:
         return {}
 
     def parent_params(self, spec) -> dict:
-        return {"n_trials": len(spec.points) * len(spec.seeds), "race_rounds": len(spec.seeds) - 1}
+        rounds = len(race_design(spec).round_seeds)
+        return {"n_trials": len(spec.points) * len(spec.seeds), "race_rounds": rounds}
 
     def phases(self, phases):
         return RacePhases(phases)

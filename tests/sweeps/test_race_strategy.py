@@ -109,18 +109,26 @@ def test_the_dry_run_prints_the_rounds_at_their_worst_case(capsys):
     )
 
 
-def test_the_worst_case_is_the_trials_of_a_race_without_eliminations(monkeypatch):
+@pytest.mark.parametrize(
+    "first, rounds",
+    [
+        (2, [("race-round1", [0, 1]), ("race-round2", [2]), ("race-round3", [3]),
+             ("race-round4", [4])]),
+        (3, [("race-round1", [0, 1, 2]), ("race-round2", [3]), ("race-round3", [4])]),
+        (5, [("race-round1", [0, 1, 2, 3, 4])]),
+    ],
+)  # fmt: skip
+def test_the_worst_case_is_the_trials_of_a_race_without_eliminations(monkeypatch, first, rounds):
     _scripted(monkeypatch, np.zeros((2, 5)))  # two tied candidates: nobody is dropped
-    spec = _spec()
+    spec = dataclasses.replace(_spec(), race_first_seeds=first)
     phases = FakePhases(spec)
     results, failed = race.RacePhases(phases).run()
     assert len(results) == race.STRATEGY.trial_count(spec)[0] == 15 and failed == 0
-    assert [(phase, seeds) for phase, _, seeds in phases.grids] == [
-        ("race-round1", [0, 1]), ("race-round2", [2]), ("race-round3", [3]), ("race-round4", [4])
-    ]  # fmt: skip
-    assert sum(len(labels) for _, labels, _ in phases.grids) == 4 * 3
+    assert [(phase, seeds) for phase, _, seeds in phases.grids] == rounds
+    assert sum(len(labels) for _, labels, _ in phases.grids) == len(rounds) * 3
     plan = race.STRATEGY.plan(spec)
     assert sum(entry.trials for phase in plan for entry in phase.entries) == 15
+    assert race.STRATEGY.parent_params(spec)["race_rounds"] == len(rounds)
 
 
 def test_a_clear_loser_is_dropped_tagged_and_the_winner_confirmed(monkeypatch):
