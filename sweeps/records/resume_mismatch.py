@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from sweeps.records import tracking
+from sweeps.spec.experiment import setting_defaults
 from xlt_core.errors import ConfigError
 from xlt_schema import SWEEP_FILE_ARTIFACT
 from xlt_schema.tracking_store import redact
@@ -73,9 +74,11 @@ def setting_differences(logged: str | None, spec_text: str, fields: tuple[str, .
         return f"its sweep file ({SWEEP_FILE_ARTIFACT}) cannot be read to say which"
     there = yaml.safe_load(logged) or {}
     here = yaml.safe_load(spec_text)
+    # A setting newer than the logged file: that sweep ran with its default.
+    defaults = setting_defaults()
     changes = []
     for field in fields:
-        old, new = there.get(field), here.get(field)
+        old, new = there.get(field, defaults.get(field)), here.get(field)
         if field == "points":
             changes += _points_change(old or [], new or [])
         elif isinstance(old, dict) and isinstance(new, dict):

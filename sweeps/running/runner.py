@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
 import gc
 import hashlib
 import json
@@ -51,7 +50,7 @@ from sweeps.safety.storage_checks import (
     is_disk_full,
     quiet_disk_full,
 )
-from sweeps.spec.experiment import RACE_SETTINGS, SweepSpec
+from sweeps.spec.experiment import RACE_SETTINGS, SweepSpec, setting_defaults
 from sweeps.spec.strategy import strategy_named
 from xlt_core.config import TrialConfig
 from xlt_core.data.hub_presence import check_hub_data
@@ -116,7 +115,7 @@ SWEEP_KEY_FIELDS += ("search_trials", "top_k")
 SOME_SWEEPS_FIELDS = ("seed_rounds", "search_seeds", "confirm_seeds")
 # Strategy `race`'s settings: in the key where they differ from SweepSpec's defaults.
 SOME_SWEEPS_FIELDS += RACE_SETTINGS
-_SPEC_DEFAULTS = {f.name: f.default for f in dataclasses.fields(SweepSpec)}
+_SPEC_DEFAULTS = setting_defaults()
 
 
 def sweep_key(spec: SweepSpec) -> str:

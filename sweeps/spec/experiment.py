@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import itertools
 import types
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -246,3 +246,9 @@ def data_settings(data_dir: str | None, default_source: str) -> dict:
     if data_dir:
         return {"data_source": "local", "data_dir": data_dir}
     return {"data_source": default_source}
+
+
+def setting_defaults() -> dict:
+    """Each SweepSpec field's default (those that have one): the value a setting had in a sweep
+    whose file was written before the setting existed."""
+    return {f.name: f.default for f in fields(SweepSpec) if f.default is not MISSING}

@@ -125,3 +125,19 @@ def test_a_resume_with_another_race_alpha_is_refused_naming_it(tmp_path, monkeyp
     assert len(error.strip().splitlines()) == 1, error
     assert f"parent run {parent} (started " in error
     assert "has other settings: race_alpha=0.05 there, 0.1 here." in error, error
+
+
+def test_an_older_sweep_file_differs_only_in_what_it_changed_not_in_settings_it_lacks():
+    from sweeps.records.resume_mismatch import setting_differences
+
+    here = sweep_text(_spec({}))
+    older = "".join(line for line in here.splitlines(True) if not line.startswith("race_"))
+    older = older.replace("- 4\n", "- 5\n")  # the older sweep's last seed
+    fields = ("seeds", *SETTINGS)
+    assert (
+        setting_differences(older, here, fields)
+        == "seeds=[0, 1, 2, 3, 5] there, [0, 1, 2, 3, 4] here"
+    )
+    assert setting_differences(older, sweep_text(_spec({"race_test": "paired"})), fields) == (
+        "seeds=[0, 1, 2, 3, 5] there, [0, 1, 2, 3, 4] here; race_test=pooled there, paired here"
+    )
