@@ -253,11 +253,11 @@ def trial_running(check: ClusterCheck, node) -> bool:
     )
 
 
-def ray_down(check: ClusterCheck, timeout: float = 90) -> str:
-    """`ray down`, then until no node has a Ray process (or `timeout`): Ray 2.60 runs `ray stop`
-    on the head only (the local provider's workers are just marked terminated); a worker's
-    raylet ends by itself once the head's GCS is gone. What is left is reported, not fatal:
-    the lab's removal (next step) kills every process of every node."""
+def ray_down(check: ClusterCheck, timeout: float = 150) -> str:
+    """`ray down`, then until no node has a Ray process (or `timeout`, then the step fails):
+    Ray 2.60 runs `ray stop` on the head only (the local provider's workers are just marked
+    terminated); a worker's raylet ends once the head's GCS is gone, and the watcher the
+    worker's start commands leave behind then stops the rest of its Ray."""
     check.ray("ray down", "down", "-y")
     start = time.monotonic()
     ended = {}
@@ -267,13 +267,14 @@ def ray_down(check: ClusterCheck, timeout: float = 90) -> str:
                 ended[node.name] = time.monotonic() - start
         time.sleep(2)
     left = {node.name: ray_processes(check, node) for node in check.lab.nodes}
+    left = {name: names for name, names in left.items() if names}
+    if left:
+        raise CommandFailed(f"Ray processes left {timeout:.0f} s after ray down: {left}")
     head = check.lab.inside(check.lab.nodes[0], ["ps", "-eo", "args"], "ps")
     mlflow = "keeps running" if "mlflow server" in head else "stopped"
     gone = ", ".join(f"{name} after {seconds:.0f} s" for name, seconds in ended.items())
-    left = {name: names for name, names in left.items() if names}
     return (
-        f"Ray processes gone: {gone or 'none'}; left after {timeout:.0f} s: {left or 'none'}; "
-        f"the head's MLflow server {mlflow} (ray down stops Ray only)"
+        f"no Ray process left: {gone}; the head's MLflow server {mlflow} (ray down stops Ray only)"
     )
 
 

@@ -23,6 +23,7 @@ from sweeps.drills.lab_nodes import (
     lab_nodes,
     make_image,
     network_commands,
+    postgres_version,
     prepare_node,
     run,
     teardown_commands,
@@ -39,6 +40,7 @@ def check_machine() -> None:
     missing = [tool for tool in TOOLS if not shutil.which(tool, path="/usr/sbin:/usr/bin:/sbin")]
     if missing:
         raise CommandFailed(f"{', '.join(missing)} not found: {INSTALL_HINT}")
+    postgres_version()  # the head's database server, before any node is made
 
 
 class LabCluster:

@@ -28,8 +28,6 @@ BRIDGE = "xltbr0"
 SUBNET = "10.77.0"
 HOST_ADDRESS = f"{SUBNET}.254"
 PYENV = Path("/root/.pyenv")
-PG_DATA = Path("/var/lib/postgresql/15/main")
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
 # The packages the nodes' pip finds installed (the setup's pip calls, AWS's as on premises).
 IMAGE_PACKAGES = ["ray[default]", "mlflow[auth]", "psycopg[binary]", "boto3"]
 
@@ -119,10 +117,10 @@ def boot_script(node: Node) -> str:
     ]
     if node.head:
         lines += [
-            f"mount --bind {root}/pgdata {PG_DATA}",
+            f"mount --bind {root}/pgdata /var/lib/postgresql/{postgres_version()}/main",
             f"mount --bind {root}/pglog /var/log/postgresql",
             "install -d -o postgres -g postgres -m 2775 /run/postgresql",
-            "pg_ctlcluster 15 main start",
+            f"pg_ctlcluster {postgres_version()} main start",
         ]
     lines.append(f"exec /usr/sbin/sshd -D -e -f {root}/sshd_config")
     return "\n".join(lines) + "\n"
@@ -195,7 +193,8 @@ def prepare_node(node: Node, nodes: list[Node], public_key: str, image_site: Pat
         for folder in ("pgdata", "pglog"):
             (node.root / folder).mkdir(mode=0o700)
             os.chown(node.root / folder, *postgres_ids())
-        initdb = [str(PG_BIN / "initdb"), "-D", str(node.root / "pgdata"), "-E", "UTF8"]
+        initdb = f"/usr/lib/postgresql/{postgres_version()}/bin/initdb"
+        initdb = [initdb, "-D", str(node.root / "pgdata"), "-E", "UTF8"]
         run(["runuser", "-u", "postgres", "--", *initdb], "initdb (the head's PostgreSQL)")
 
 
@@ -210,6 +209,15 @@ def make_node_venv(venv: Path, sites: list[Path], repo: Path):
         script = (repo / ".venv" / "bin" / name).read_text().split("\n", 1)[1]
         (venv / "bin" / name).write_text("#!/root/venv/bin/python\n" + script)
         (venv / "bin" / name).chmod(0o755)
+
+
+def postgres_version() -> str:
+    """The major version of Debian's installed PostgreSQL (the newest, if several): its
+    programs in /usr/lib/postgresql/VERSION/bin, its cluster `main`."""
+    found = [path.parts[-3] for path in Path("/usr/lib/postgresql").glob("*/bin/initdb")]
+    if not found:
+        raise CommandFailed("PostgreSQL not found: apt-get install -y postgresql")
+    return max(found, key=int)
 
 
 def postgres_ids() -> tuple[int, int]:
