@@ -18,6 +18,7 @@ one edit can open. No cloud call is made.
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 from pathlib import Path
@@ -48,6 +49,8 @@ def validate_cluster_file(path: str | Path) -> dict:
         raise DataError(
             f"{path}: a cluster file is a mapping with a 'provider' section (type, region)"
         )
+    # Ray logs each default it fills in (a head's max_workers) at INFO on the terminal.
+    logging.getLogger("ray.autoscaler").setLevel(logging.WARNING)
     try:
         prepared = prepare_config(config)
         validate_config(prepared)

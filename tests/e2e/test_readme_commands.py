@@ -363,6 +363,14 @@ def test_a_saved_sweep_file_plans_the_sweep_it_was_saved_from(tmp_path):
 
 @pytest.mark.slow
 def test_cluster_command_validates_the_cluster_file(tmp_path):
-    argv = ["-m", "sweeps.cluster", str(REPO / "ray_cluster.yaml")]
+    argv = [
+        "-m",
+        "sweeps.cluster",
+        str(REPO / "ray_cluster.yaml"),
+        str(REPO / "ray_cluster_onprem.yaml"),
+    ]
     completed = run_command(argv, tmp_path)
     assert "ray_cluster.yaml: valid (aws, node types" in completed.stdout
+    assert "ray_cluster_onprem.yaml: valid (local, node types" in completed.stdout
+    # Ray's INFO lines on the defaults it fills in stay off the terminal.
+    assert completed.stderr == ""
