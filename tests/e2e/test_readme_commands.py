@@ -149,10 +149,10 @@ NOT_RUN_HERE = {
     ),
     "ray ": "an AWS cluster (the cluster file itself is validated here, offline)",
     # On premises: `make cluster-check` runs `ray up`, `ray exec` and `ray down` on this machine.
-    "RAY_UP_enable_autoscaler_v2=0 ray up": "your machines (make cluster-check, by hand)",
+    "RAY_UP_enable_autoscaler_v2=0 ray up": "your machines (make cluster-check runs it here)",
     "make cluster-check": (
-        "as root, minutes (namespaces, sshd, ray up): run by hand, its transcript in "
-        "docs/cluster.md; its fast parts: tests/sweeps/test_cluster_check.py"
+        "as root, minutes (namespaces, sshd, ray up): .ci/run runs it after make test, its "
+        "transcript in docs/cluster.md; its fast parts: tests/sweeps/test_cluster_check.py"
     ),
     "python -m sweeps.cluster_files": "tests/sweeps/test_cluster_files.py (--check, a lab's file)",
     "python -m sweeps.cluster my_cluster.yaml": (
