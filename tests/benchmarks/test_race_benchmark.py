@@ -27,7 +27,7 @@ def test_an_oracle_race_drops_every_worse_candidate_after_round_1():
 
 
 def test_the_race_case_runs_at_quick_size():
-    done = run_quick("--only", "race", timeout=120)
+    done = run_quick("--only", "race")
     assert "all landscapes: trials grid x5 / race" in done.stdout
     assert "an oracle race (the ceiling)" in done.stdout
     assert "null K=8: verdict rejection on 5 fresh seeds" in done.stdout
